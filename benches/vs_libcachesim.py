@@ -1,0 +1,351 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmark: tierlab vs libCacheSim on one oracleGeneral trace.
+
+Object sizes are ignored (every object counts as 1; libCacheSim's
+ignore_obj_size, tierlab's ``unit_size = true``), so the cache size is an
+object count. For each policy and repetition the script times
+
+* libCacheSim: ``cache.process_trace(reader)`` alone (reader and cache are
+  created before the clock starts), and
+* tierlab: the whole process ``tierlab run CFG.toml --json`` (interpreter
+  start-up, config load, trace mapping, simulation, JSON output),
+
+and prints median requests/second, their ratio and both miss ratios. It exits
+with status 1 if the miss ratios of lru, fifo or clock differ by more than
+1e-9 (exact agreement is expected; see docs/notes/libcachesim-semantics.md),
+or if a tierlab run fails.
+
+libcachesim (PyPI, GPL) is a benchmark/test dependency only; tierlab itself
+never imports it.
+
+Example:
+    python benches/vs_libcachesim.py --trace /tmp/zipf.oracleGeneral.bin --generate
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import libcachesim as lcs
+
+RECORD = np.dtype(
+    [("time", "<u4"), ("obj_id", "<u8"), ("obj_size", "<u4"), ("next_access", "<i8")]
+)
+assert RECORD.itemsize == 24
+
+# Policies whose results must agree exactly with libCacheSim.
+EXACT_POLICIES = {"lru", "fifo", "clock"}
+
+# tierlab policy name -> libCacheSim constructor (cache size in objects).
+LCS_POLICIES = {
+    "lru": lambda n: lcs.LRU(n, default_ttl=0),
+    "fifo": lambda n: lcs.FIFO(n, default_ttl=0),
+    "clock": lambda n: lcs.Clock(n, default_ttl=0, init_freq=0, n_bit_counter=1),
+    # Reported but not required to agree (parameters may differ):
+    "sieve": lambda n: lcs.Sieve(n, default_ttl=0),
+    "s3fifo": lambda n: lcs.S3FIFO(n, default_ttl=0),
+    "arc": lambda n: lcs.ARC(n, default_ttl=0),
+    "lfu": lambda n: lcs.LFU(n, default_ttl=0),
+}
+
+GEN_WORKLOAD = """\
+[workload]
+type = "zipf"
+alpha = 1.0
+objects = 1000000
+requests = 20000000
+object_size = "4KiB"
+seed = 42
+"""
+
+TOLERANCE = 1e-9
+
+
+def toml_str(s: str) -> str:
+    """A TOML basic string (JSON escaping is a valid subset)."""
+    return json.dumps(s)
+
+
+def tierlab_config(trace: Path, capacity: int, policy: str) -> str:
+    return (
+        "[workload]\n"
+        'type = "trace"\n'
+        f"path = {toml_str(str(trace.resolve()))}\n"
+        'format = "oracle"\n'
+        "unit_size = true\n"
+        "\n"
+        "[[tier]]\n"
+        'name = "cache"\n'
+        'tech = "DRAM-DDR3"\n'
+        f"capacity = {int(capacity)}\n"
+        f"policy = {toml_str(policy)}\n"
+        "\n"
+        "[backing]\n"
+        'tech = "HDD"\n'
+    )
+
+
+def trace_stats(trace: Path) -> tuple[int, int, int]:
+    """(records, unique ids, size-0 records) of an oracleGeneral file."""
+    size = trace.stat().st_size
+    if size % RECORD.itemsize:
+        sys.exit(f"error: {trace}: size {size} is not a multiple of 24 bytes")
+    n = size // RECORD.itemsize
+    if n == 0:
+        sys.exit(f"error: {trace}: empty trace")
+    rec = np.memmap(trace, dtype=RECORD, mode="r")
+    unique = int(np.unique(np.ascontiguousarray(rec["obj_id"])).size)
+    zero = int(np.count_nonzero(rec["obj_size"] == 0))
+    del rec
+    return n, unique, zero
+
+
+def lcs_reader(trace: Path) -> lcs.TraceReader:
+    params = lcs.ReaderInitParam(ignore_obj_size=True, ignore_size_zero_req=False)
+    return lcs.TraceReader(str(trace), lcs.TraceType.ORACLE_GENERAL_TRACE, params)
+
+
+def run_libcachesim(trace: Path, policy: str, capacity: int) -> tuple[float, float, int]:
+    """(seconds of process_trace, object miss ratio, objects cached at end)."""
+    reader = lcs_reader(trace)
+    cache = LCS_POLICIES[policy](capacity)
+    t0 = time.perf_counter()
+    miss_ratio, _byte_miss_ratio = cache.process_trace(reader)
+    elapsed = time.perf_counter() - t0
+    n_obj = cache.get_n_obj()
+    # No reader.close(): the binding's destructor closes the reader, and an
+    # explicit close() leads to a double free in libcachesim 0.3.5.
+    del cache, reader
+    return elapsed, float(miss_ratio), int(n_obj)
+
+
+def run_tierlab(cmd: list[str], cfg: Path) -> tuple[float, dict]:
+    """(wall seconds of the whole `tierlab run` process, parsed JSON)."""
+    argv = [*cmd, "run", str(cfg), "--json"]
+    t0 = time.perf_counter()
+    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"{shlex.join(argv)} exited with {proc.returncode}:\n{proc.stderr.strip()}"
+        )
+    try:
+        out = json.loads(proc.stdout)
+    except json.JSONDecodeError as e:
+        raise RuntimeError(f"{shlex.join(argv)}: stdout is not one JSON object: {e}") from e
+    return elapsed, out
+
+
+def generate(cmd: list[str], trace: Path) -> None:
+    trace.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="tierlab-gen-") as d:
+        gen = Path(d) / "gen.toml"
+        gen.write_text(GEN_WORKLOAD)
+        argv = [*cmd, "trace", "convert", str(gen), str(trace)]
+        print(f"generating trace: {shlex.join(argv)}", file=sys.stderr)
+        print(GEN_WORKLOAD, file=sys.stderr)
+        t0 = time.perf_counter()
+        proc = subprocess.run(argv)
+        if proc.returncode != 0 or not trace.exists():
+            sys.exit(f"error: trace generation failed (exit {proc.returncode})")
+        print(f"generated in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+
+
+def fmt_rate(x: float) -> str:
+    return f"{x / 1e6:.2f} M"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description="Benchmark tierlab against libCacheSim (LRU/FIFO/Clock, unit object "
+        "sizes) on one oracleGeneral trace; checks that miss ratios agree.",
+    )
+    ap.add_argument("--trace", required=True, type=Path, help="oracleGeneral binary trace file")
+    ap.add_argument(
+        "--generate",
+        action="store_true",
+        help="if --trace does not exist, create it with `tierlab trace convert` from a "
+        "Zipf(1.0) workload: 1M objects, 20M requests, 4KiB, seed 42",
+    )
+    ap.add_argument(
+        "--policies",
+        default="lru,fifo,clock",
+        help="comma-separated policies (default: lru,fifo,clock; also: "
+        + ",".join(sorted(set(LCS_POLICIES) - EXACT_POLICIES))
+        + ", reported without the equality check)",
+    )
+    size = ap.add_mutually_exclusive_group()
+    size.add_argument(
+        "--cache-fraction",
+        type=float,
+        default=0.1,
+        help="cache size as a fraction of the unique-object footprint, floored like "
+        "libCacheSim (default: 0.1)",
+    )
+    size.add_argument(
+        "--cache-objects", type=int, default=None, help="absolute cache size in objects"
+    )
+    ap.add_argument("--repeat", type=int, default=5, help="repetitions per policy (default: 5)")
+    ap.add_argument(
+        "--tierlab",
+        default="tierlab",
+        help="tierlab command (split like a shell would; default: tierlab)",
+    )
+    args = ap.parse_args(argv)
+
+    if args.repeat < 1:
+        ap.error("--repeat must be >= 1")
+    if args.cache_objects is None and not (0.0 < args.cache_fraction <= 1.0):
+        ap.error("--cache-fraction must be in (0, 1]")
+    if args.cache_objects is not None and args.cache_objects < 1:
+        ap.error("--cache-objects must be >= 1")
+    policies = [p.strip().lower() for p in args.policies.split(",") if p.strip()]
+    unknown = [p for p in policies if p not in LCS_POLICIES]
+    if unknown or not policies:
+        ap.error(f"unknown policies {unknown}; known: {', '.join(LCS_POLICIES)}")
+
+    cmd = shlex.split(args.tierlab)
+    if shutil.which(cmd[0]) is None:
+        print(f"error: tierlab command {cmd[0]!r} not found on PATH", file=sys.stderr)
+        return 2
+
+    trace: Path = args.trace
+    if not trace.exists():
+        if not args.generate:
+            print(f"error: {trace} does not exist (use --generate to create it)", file=sys.stderr)
+            return 2
+        generate(cmd, trace)
+
+    n_req, n_unique, n_zero = trace_stats(trace)
+    if args.cache_objects is not None:
+        capacity = args.cache_objects
+        size_desc = f"{capacity} objects (given)"
+    else:
+        capacity = max(1, int(args.cache_fraction * n_unique))
+        size_desc = f"{capacity} objects = floor({args.cache_fraction} x {n_unique} unique)"
+
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 0
+
+    print("tierlab vs libCacheSim")
+    print(f"command:   {shlex.join([sys.executable, *sys.argv])}")
+    print(f"machine:   nproc={cpus} {platform.machine()} {platform.platform()}")
+    print(f"python:    {platform.python_implementation()} {sys.version.split()[0]}")
+    print(f"libcachesim {lcs.__version__}; tierlab command: {shlex.join(cmd)}")
+    print(f"trace:     {trace.resolve()} ({trace.stat().st_size / 2**20:.1f} MiB)")
+    print(f"requests:  {n_req}   unique objects: {n_unique}   size-0 records: {n_zero}")
+    print(f"cache:     {size_desc}; object sizes ignored (unit size)")
+    print(f"timing:    libCacheSim = process_trace loop only; tierlab = whole "
+          f"`tierlab run --json` process; median of {args.repeat}")
+    if n_zero:
+        print("note:      size-0 records are counted as requests by both "
+              "(libCacheSim: ignore_size_zero_req=False)")
+    print(flush=True)
+
+    rows = []
+    failed = False
+    with tempfile.TemporaryDirectory(prefix="tierlab-bench-") as d:
+        for policy in policies:
+            cfg = Path(d) / f"{policy}.toml"
+            cfg.write_text(tierlab_config(trace, capacity, policy))
+            lcs_t, tl_t, lcs_mr, tl_mr, lcs_nobj = [], [], set(), set(), set()
+            tl_req = set()
+            error = None
+            for rep in range(args.repeat):
+                t, mr, nobj = run_libcachesim(trace, policy, capacity)
+                lcs_t.append(t)
+                lcs_mr.add(mr)
+                lcs_nobj.add(nobj)
+                if error is None:
+                    try:
+                        t2, out = run_tierlab(cmd, cfg)
+                    except RuntimeError as e:
+                        error = str(e)
+                    else:
+                        tl_t.append(t2)
+                        tl_mr.add(float(out["miss_ratio"]))
+                        tl_req.add(int(out["requests"]))
+                print(
+                    f"  {policy} rep {rep + 1}/{args.repeat}: libCacheSim {t:.3f} s"
+                    + (f", tierlab {tl_t[-1]:.3f} s" if error is None else ", tierlab FAILED"),
+                    file=sys.stderr,
+                    flush=True,
+                )
+            if error is not None:
+                print(f"error: {error}", file=sys.stderr)
+                failed = True
+            if len(lcs_mr) > 1 or len(tl_mr) > 1:
+                print(f"warning: {policy}: miss ratio varies between repetitions "
+                      f"(libCacheSim {sorted(lcs_mr)}, tierlab {sorted(tl_mr)})", file=sys.stderr)
+                failed = True
+            lmr = next(iter(lcs_mr))
+            tmr = next(iter(tl_mr)) if tl_mr else float("nan")
+            diff = abs(lmr - tmr) if tl_mr else float("inf")
+            if tl_req and tl_req != {n_req}:
+                print(f"error: {policy}: tierlab counted {sorted(tl_req)} requests, "
+                      f"trace has {n_req}", file=sys.stderr)
+                failed = True
+            agree = diff <= TOLERANCE
+            if policy in EXACT_POLICIES and not agree:
+                failed = True
+            lrate = n_req / statistics.median(lcs_t)
+            trate = n_req / statistics.median(tl_t) if tl_t else float("nan")
+            rows.append(
+                (
+                    policy,
+                    capacity,
+                    max(lcs_nobj),
+                    fmt_rate(lrate),
+                    fmt_rate(trate) if tl_t else "-",
+                    f"{trate / lrate:.2f}" if tl_t else "-",
+                    f"{lmr:.9f}",
+                    f"{tmr:.9f}" if tl_mr else "-",
+                    ("yes" if agree else f"NO ({diff:.2e})")
+                    + ("" if policy in EXACT_POLICIES else " (info)"),
+                )
+            )
+
+    header = (
+        "policy",
+        "cache objs",
+        "lcs cached",
+        "libCacheSim req/s",
+        "tierlab req/s",
+        "tierlab/lcs",
+        "lcs miss ratio",
+        "tierlab miss ratio",
+        "agree",
+    )
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    line = "  ".join(h.ljust(w) for h, w in zip(header, widths))
+    print(line)
+    print("-" * len(line))
+    for r in rows:
+        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
+    print()
+    print("req/s are medians over repetitions; tierlab/lcs > 1 means tierlab is faster "
+          "(despite timing its whole process).")
+    if failed:
+        print("RESULT: FAIL (miss ratios disagree or a run failed)")
+        return 1
+    print("RESULT: OK (miss ratios agree)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

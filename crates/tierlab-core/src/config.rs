@@ -1,0 +1,441 @@
+//! The run configuration: one serde schema for TOML files, the CLI and the
+//! Python API (which hands the same structure over as JSON). Unknown keys are
+//! rejected; every error names the key path and what is allowed.
+
+use crate::hierarchy::Fill;
+use crate::policy::PolicySpec;
+use crate::synth::{Pattern, SynthSpec};
+use crate::tech::{Catalog, TechOverride};
+use crate::trace::csv::CsvOptions;
+use crate::trace::Format;
+use crate::units::{Nanos, Size};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use thiserror::Error;
+
+/// A config problem at a key path such as `tier[1].capacity`.
+#[derive(Debug, Error, Clone, PartialEq)]
+#[error("{path}: {msg}")]
+pub struct ConfigError {
+    pub path: String,
+    pub msg: String,
+}
+
+impl ConfigError {
+    pub fn at(path: impl Into<String>, msg: impl Into<String>) -> Self {
+        ConfigError { path: path.into(), msg: msg.into() }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// What to run. A trace given on the command line replaces it.
+    pub workload: Option<WorkloadConfig>,
+    #[serde(default)]
+    pub hierarchy: HierarchyConfig,
+    /// Tiers, fastest first.
+    #[serde(rename = "tier", default)]
+    pub tiers: Vec<TierConfig>,
+    #[serde(default)]
+    pub backing: BackingConfig,
+    /// Technologies added to or overriding the built-in catalog.
+    #[serde(default)]
+    pub techs: BTreeMap<String, TechOverride>,
+    #[serde(default)]
+    pub run: RunConfig,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkloadKind {
+    Zipf,
+    Uniform,
+    Scan,
+    Loop,
+    Trace,
+}
+
+/// `[workload]`: a seeded generator or a trace file. Flat rather than a
+/// tagged enum so that serde keeps the key path of every error.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadConfig {
+    #[serde(rename = "type")]
+    pub kind: WorkloadKind,
+    /// Every object counts as size 1; capacities count objects
+    /// (libCacheSim's ignore_obj_size).
+    #[serde(default)]
+    pub unit_size: bool,
+    // Generators.
+    pub alpha: Option<f64>,
+    pub objects: Option<u64>,
+    pub requests: Option<u64>,
+    pub object_size: Option<Size>,
+    pub seed: Option<u64>,
+    pub write_ratio: Option<f64>,
+    // Trace files.
+    pub path: Option<PathBuf>,
+    pub format: Option<Format>,
+    pub csv: Option<CsvOptions>,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum WritePolicy {
+    #[default]
+    WriteBack,
+    WriteThrough,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HierarchyConfig {
+    #[serde(default)]
+    pub fill: Fill,
+    /// Default write policy of every tier.
+    #[serde(default)]
+    pub write: WritePolicy,
+    /// Default flush period of write-back tiers, in simulated time (S1).
+    pub flush_interval: Option<Nanos>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TierConfig {
+    pub name: Option<String>,
+    pub tech: String,
+    pub capacity: Size,
+    #[serde(default)]
+    pub policy: PolicySpec,
+    /// Latencies multiplied, bandwidth divided by this factor (S1's file memory).
+    #[serde(default = "one")]
+    pub slowdown: f64,
+    /// Software time added to every access of this tier.
+    #[serde(default)]
+    pub overhead: Nanos,
+    pub write: Option<WritePolicy>,
+    pub flush_interval: Option<Nanos>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BackingConfig {
+    #[serde(default = "hdd")]
+    pub tech: String,
+    #[serde(default)]
+    pub overhead: Nanos,
+}
+
+fn hdd() -> String {
+    "HDD".into()
+}
+
+impl Default for BackingConfig {
+    fn default() -> Self {
+        BackingConfig { tech: hdd(), overhead: Nanos(0.0) }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// Requests per point of the timeline.
+    pub interval: u64,
+    /// Compute time between requests (simulated), for throughput.
+    pub compute: Nanos,
+    /// Stop after this many requests (all when absent).
+    pub max_requests: Option<u64>,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig { interval: 100_000, compute: Nanos(0.0), max_requests: None }
+    }
+}
+
+/// A workload checked and made concrete.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    Synth(SynthSpec),
+    Oracle(PathBuf),
+    Csv(PathBuf, CsvOptions),
+}
+
+fn from_de<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Config, ConfigError> {
+    let cfg: Config = serde_path_to_error::deserialize(d).map_err(|e| {
+        let path = e.path().to_string();
+        let path = if path == "." { "config".to_string() } else { path };
+        let mut msg = e.into_inner().to_string();
+        // The toml crate appends its own "in `a.b`" locator; ours is the path.
+        if let Some(i) = msg.find("\nin `") {
+            msg.truncate(i);
+        }
+        ConfigError::at(path, msg.trim_end())
+    })?;
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+impl Config {
+    pub fn from_toml_str(s: &str) -> Result<Self, ConfigError> {
+        // Syntax first (its error carries line and column), then the schema
+        // from the parsed table, whose errors carry the key path.
+        let v: toml::Table = s.parse().map_err(|e: toml::de::Error| ConfigError::at("config", e.to_string().trim_end().to_string()))?;
+        from_de(toml::Value::Table(v))
+    }
+
+    pub fn from_json_str(s: &str) -> Result<Self, ConfigError> {
+        let mut d = serde_json::Deserializer::from_str(s);
+        from_de(&mut d)
+    }
+
+    /// The catalog with this config's overrides applied.
+    pub fn catalog(&self) -> Result<Catalog, ConfigError> {
+        let mut c = Catalog::builtin();
+        for (name, o) in &self.techs {
+            c.apply(name, o).map_err(|(f, e)| ConfigError::at(format!("techs.{name}.{f}"), e.to_string()))?;
+        }
+        Ok(c)
+    }
+
+    /// Checks what serde cannot: ranges, required combinations, references.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let cat = self.catalog()?;
+        if self.tiers.is_empty() {
+            return Err(ConfigError::at("tier", "at least one [[tier]] is required (tiers are listed fastest first)"));
+        }
+        let mut names = std::collections::HashSet::new();
+        for (i, t) in self.tiers.iter().enumerate() {
+            let p = |f: &str| format!("tier[{i}].{f}");
+            cat.get(&t.tech).map_err(|e| ConfigError::at(p("tech"), e.to_string()))?;
+            if t.capacity == Size::Absolute(0) {
+                return Err(ConfigError::at(p("capacity"), "must be greater than zero"));
+            }
+            if !(t.slowdown.is_finite() && t.slowdown > 0.0) {
+                return Err(ConfigError::at(p("slowdown"), format!("{} is out of range; must be a positive factor (1 = the medium's own speed)", t.slowdown)));
+            }
+            if !(t.overhead.0 >= 0.0 && t.overhead.0.is_finite()) {
+                return Err(ConfigError::at(p("overhead"), format!("{} ns is out of range; must be zero or more", t.overhead.0)));
+            }
+            if let Some(f) = t.flush_interval {
+                if !(f.0 > 0.0) {
+                    return Err(ConfigError::at(p("flush_interval"), "must be a positive duration"));
+                }
+            }
+            if !names.insert(self.tier_name(i)) {
+                return Err(ConfigError::at(p("name"), format!("{:?} is used by two tiers; names must be unique", self.tier_name(i))));
+            }
+        }
+        cat.get(&self.backing.tech).map_err(|e| ConfigError::at("backing.tech", e.to_string()))?;
+        if !(self.backing.overhead.0 >= 0.0) {
+            return Err(ConfigError::at("backing.overhead", "must be zero or more"));
+        }
+        if let Some(f) = self.hierarchy.flush_interval {
+            if !(f.0 > 0.0) {
+                return Err(ConfigError::at("hierarchy.flush_interval", "must be a positive duration"));
+            }
+        }
+        if self.run.interval == 0 {
+            return Err(ConfigError::at("run.interval", "must be at least 1 request"));
+        }
+        if !(self.run.compute.0 >= 0.0) {
+            return Err(ConfigError::at("run.compute", "must be zero or more"));
+        }
+        if let Some(w) = &self.workload {
+            w.source()?;
+        }
+        Ok(())
+    }
+
+    pub fn tier_name(&self, i: usize) -> String {
+        self.tiers[i].name.clone().unwrap_or_else(|| self.tiers[i].tech.to_lowercase())
+    }
+
+    pub fn workload(&self) -> Result<&WorkloadConfig, ConfigError> {
+        self.workload.as_ref().ok_or_else(|| {
+            ConfigError::at("workload", "missing: add a [workload] table or give a trace file (tierlab run CONFIG --trace PATH)")
+        })
+    }
+}
+
+/// Only the `[workload]` of a config; other tables are not looked at
+/// (trace tools need no tiers).
+pub fn workload_only_from_json(s: &str) -> Result<WorkloadConfig, ConfigError> {
+    #[derive(Deserialize)]
+    struct Only {
+        workload: Option<WorkloadConfig>,
+    }
+    let mut d = serde_json::Deserializer::from_str(s);
+    let only: Only = serde_path_to_error::deserialize(&mut d).map_err(|e| ConfigError::at(e.path().to_string(), e.into_inner().to_string()))?;
+    let w = only.workload.ok_or_else(|| ConfigError::at("workload", "missing: a [workload] table or a trace file is required"))?;
+    w.source()?;
+    Ok(w)
+}
+
+impl WorkloadConfig {
+    /// The concrete source, or the key that is wrong.
+    pub fn source(&self) -> Result<Source, ConfigError> {
+        let p = |f: &str| format!("workload.{f}");
+        let kind = match self.kind {
+            WorkloadKind::Zipf => "zipf",
+            WorkloadKind::Uniform => "uniform",
+            WorkloadKind::Scan => "scan",
+            WorkloadKind::Loop => "loop",
+            WorkloadKind::Trace => "trace",
+        };
+        let unused = |f: &str, set: bool| {
+            if set {
+                Err(ConfigError::at(p(f), format!("not used by type = {kind:?}")))
+            } else {
+                Ok(())
+            }
+        };
+        if self.kind == WorkloadKind::Trace {
+            for (f, set) in [
+                ("alpha", self.alpha.is_some()),
+                ("objects", self.objects.is_some()),
+                ("requests", self.requests.is_some()),
+                ("object_size", self.object_size.is_some()),
+                ("seed", self.seed.is_some()),
+                ("write_ratio", self.write_ratio.is_some()),
+            ] {
+                unused(f, set)?;
+            }
+            let path = self.path.clone().ok_or_else(|| ConfigError::at(p("path"), "required for type = \"trace\""))?;
+            let format = self.format.unwrap_or_else(|| {
+                let name = path.to_string_lossy().to_lowercase();
+                if name.ends_with(".csv") || name.ends_with(".txt") {
+                    Format::Csv
+                } else {
+                    Format::Oracle
+                }
+            });
+            return match format {
+                Format::Oracle => {
+                    unused("csv", self.csv.is_some())?;
+                    Ok(Source::Oracle(path))
+                }
+                Format::Csv => {
+                    let o = self.csv.clone().unwrap_or_default();
+                    o.validate().map_err(|(f, m)| ConfigError::at(format!("workload.csv.{f}"), m))?;
+                    Ok(Source::Csv(path, o))
+                }
+            };
+        }
+        unused("path", self.path.is_some())?;
+        unused("format", self.format.is_some())?;
+        unused("csv", self.csv.is_some())?;
+        if self.kind != WorkloadKind::Zipf {
+            unused("alpha", self.alpha.is_some())?;
+        }
+        let requests = self.requests.ok_or_else(|| ConfigError::at(p("requests"), "required: the number of requests to generate"))?;
+        if requests == 0 {
+            return Err(ConfigError::at(p("requests"), "must be at least 1"));
+        }
+        let objects = match (self.kind, self.objects) {
+            (WorkloadKind::Scan, o) => o.unwrap_or(requests),
+            (_, Some(0)) => return Err(ConfigError::at(p("objects"), "must be at least 1")),
+            (_, Some(o)) => o,
+            (_, None) => return Err(ConfigError::at(p("objects"), "required: the number of distinct objects")),
+        };
+        if self.kind == WorkloadKind::Zipf && objects > u32::MAX as u64 {
+            return Err(ConfigError::at(p("objects"), "at most 4294967295 objects for zipf"));
+        }
+        let object_size = match self.object_size.unwrap_or(Size::Absolute(4096)) {
+            Size::Absolute(n) if n >= 1 && n <= u32::MAX as u64 => n as u32,
+            Size::Absolute(n) => return Err(ConfigError::at(p("object_size"), format!("{n} is out of range; allowed 1 B to 4 GiB - 1"))),
+            Size::Percent(_) => return Err(ConfigError::at(p("object_size"), "must be a size in bytes, not a share")),
+        };
+        let write_ratio = self.write_ratio.unwrap_or(0.0);
+        if !(0.0..=1.0).contains(&write_ratio) {
+            return Err(ConfigError::at(p("write_ratio"), format!("{write_ratio} is out of range; allowed 0.0 to 1.0")));
+        }
+        let pattern = match self.kind {
+            WorkloadKind::Zipf => {
+                let alpha = self.alpha.unwrap_or(1.0);
+                if !(alpha >= 0.0 && alpha.is_finite()) {
+                    return Err(ConfigError::at(p("alpha"), format!("{alpha} is out of range; must be zero or more")));
+                }
+                Pattern::Zipf { alpha }
+            }
+            WorkloadKind::Uniform => Pattern::Uniform,
+            WorkloadKind::Scan => Pattern::Scan,
+            WorkloadKind::Loop => Pattern::Loop,
+            WorkloadKind::Trace => unreachable!("handled above"),
+        };
+        Ok(Source::Synth(SynthSpec {
+            pattern,
+            objects,
+            requests,
+            object_size,
+            seed: self.seed.unwrap_or(42),
+            write_ratio,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OK: &str = r#"
+[workload]
+type = "zipf"
+alpha = 1.0
+objects = 1000
+requests = 10000
+[[tier]]
+name = "dram"
+tech = "DRAM-DDR3"
+capacity = "1MiB"
+policy = "lru"
+[[tier]]
+tech = "NAND-SLC"
+capacity = "10%"
+policy = { type = "clock", bits = 2 }
+"#;
+
+    fn err(toml: &str) -> String {
+        Config::from_toml_str(toml).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn parses_the_example() {
+        let c = Config::from_toml_str(OK).unwrap();
+        assert_eq!(c.tiers.len(), 2);
+        assert_eq!(c.tier_name(1), "nand-slc");
+        assert_eq!(c.tiers[1].policy.name(), "clock");
+    }
+
+    #[test]
+    fn errors_name_the_key_path() {
+        let e = err(&OK.replace("policy = \"lru\"", "policy = \"lruu\""));
+        assert!(e.starts_with("tier[0].policy: unknown policy \"lruu\"; expected one of lru, fifo, clock"), "{e}");
+        let e = err(&OK.replace("bits = 2", "bits = 9"));
+        assert!(e.contains("tier[1].policy: bits: 9 is out of range"), "{e}");
+        let e = err(&OK.replace("bits = 2", "bitz = 2"));
+        assert!(e.contains("tier[1].policy: unknown field `bitz`"), "{e}");
+        let e = err(&OK.replace("capacity = \"1MiB\"", "capacity = 0"));
+        assert_eq!(e, "tier[0].capacity: must be greater than zero");
+        let e = err(&OK.replace("capacity = \"1MiB\"", "capacity = -5"));
+        assert!(e.starts_with("tier[0].capacity: -5 is negative"), "{e}");
+        let e = err(&OK.replace("tech = \"NAND-SLC\"", "tech = \"NAND-QLC\""));
+        assert!(e.starts_with("tier[1].tech: unknown technology \"NAND-QLC\"; known: "), "{e}");
+        let e = err(&OK.replace("alpha = 1.0", "alpha = 1.0\ncolour = 3"));
+        assert!(e.starts_with("workload.colour: unknown field `colour`, expected one of"), "{e}");
+        let e = err(&OK.replace("type = \"zipf\"", "type = \"zipfian\""));
+        assert!(e.starts_with("workload.type: unknown variant `zipfian`, expected one of `zipf`"), "{e}");
+        let e = err(&format!("{OK}\n[techs.SLOW]\nbase = \"HDD\"\nread_ns = -3\n"));
+        assert!(e.starts_with("techs.SLOW.read_ns: read_ns = -3 is out of range"), "{e}");
+        let e = err(&OK.replace("[[tier]]\nname = \"dram\"", "[[tier]]\nname = \"dram\"\nslowdown = 0"));
+        assert!(e.starts_with("tier[0].slowdown: 0 is out of range"), "{e}");
+        let e = err(&OK.replace("type = \"zipf\"", "type = \"trace\""));
+        assert_eq!(e, "workload.alpha: not used by type = \"trace\"");
+    }
+}

@@ -1,0 +1,372 @@
+//! Tiers from fastest to slowest above a backing store that always hits, and
+//! the rules that move data between them (DESIGN.md, "Hierarchy semantics"):
+//!
+//! | fill | miss in tier i, found lower | eviction from tier i |
+//! |---|---|---|
+//! | inclusive | filled into every tier above where it was found | dropped; dirty data written to i+1 |
+//! | exclusive | moved up into tier 0 only | moved down into tier i+1 |
+//!
+//! Writes allocate in tier 0 without reading the object from below (a write
+//! replaces the whole object). A write-back tier keeps it dirty until it is
+//! evicted or flushed; a write-through tier passes the write down at once. A
+//! delete invalidates the key everywhere. Every byte that reaches the backing
+//! store is counted.
+
+use crate::cost::AccessCost;
+use crate::request::{Op, Request};
+use crate::tier::{Tier, Victim};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fill {
+    Inclusive,
+    /// A victim hierarchy (S2's extended buffer cache, ZFS L2ARC).
+    #[default]
+    Exclusive,
+}
+
+/// The store below the last tier: it holds everything.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct BackingCounters {
+    pub reads: u64,
+    pub writes: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+}
+
+/// Whole-run counters (the per-tier ones live in each tier).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Totals {
+    pub requests: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub deletes: u64,
+    /// Reads and writes found in no tier.
+    pub misses: u64,
+    pub bytes_requested: u64,
+    pub bytes_missed: u64,
+    /// Sum of request latencies (ns).
+    pub access_time_ns: f64,
+    /// Time spent by periodic flushes (background: not in any request's latency).
+    pub flush_time_ns: f64,
+    pub flushes: u64,
+}
+
+pub struct Hierarchy {
+    pub tiers: Vec<Tier>,
+    pub fill: Fill,
+    pub backing_cost: AccessCost,
+    pub backing: BackingCounters,
+    pub totals: Totals,
+    /// Per-tier flush period in simulated ns (infinite when none).
+    flush_every: Vec<f64>,
+    /// Per-tier time of the next flush, and the earliest of them.
+    flush_due: Vec<f64>,
+    next_flush: f64,
+    /// Simulated clock: latencies plus compute time so far.
+    pub clock_ns: f64,
+    pub compute_ns: f64,
+    victims: Vec<Victim>,
+    pending: Vec<(usize, Victim)>,
+}
+
+/// Where a request was found: a tier index, or `tiers.len()` for the backing store.
+pub type Level = usize;
+
+impl Hierarchy {
+    pub fn new(tiers: Vec<Tier>, fill: Fill, backing_cost: AccessCost, flush_every: Vec<f64>, compute_ns: f64) -> Self {
+        let next_flush = flush_every.iter().copied().fold(f64::INFINITY, f64::min);
+        Hierarchy {
+            flush_due: flush_every.clone(),
+            tiers,
+            fill,
+            backing_cost,
+            backing: BackingCounters::default(),
+            totals: Totals::default(),
+            flush_every,
+            next_flush,
+            clock_ns: 0.0,
+            compute_ns,
+            victims: Vec::with_capacity(16),
+            pending: Vec::with_capacity(16),
+        }
+    }
+
+    /// Runs one request through the hierarchy; returns where it was found
+    /// (`None` for a delete) and its latency in ns.
+    #[inline]
+    pub fn access(&mut self, req: &Request) -> (Option<Level>, f64) {
+        self.totals.requests += 1;
+        if req.op == Op::Delete {
+            self.totals.deletes += 1;
+            self.invalidate(req.key);
+            self.clock_ns += self.compute_ns;
+            return (None, 0.0);
+        }
+        let n = self.tiers.len();
+        let size = req.size as u64;
+        let is_write = req.op == Op::Write;
+        self.totals.bytes_requested += size;
+        if is_write {
+            self.totals.writes += 1;
+        } else {
+            self.totals.reads += 1;
+        }
+
+        let mut level = n;
+        let mut slot = 0;
+        for (j, t) in self.tiers.iter_mut().enumerate() {
+            if let Some(s) = t.lookup(req.key) {
+                t.c.hits += 1;
+                t.c.hit_bytes += size;
+                level = j;
+                slot = s;
+                break;
+            }
+            t.c.misses += 1;
+            t.c.miss_bytes += size;
+        }
+        if level == n {
+            self.totals.misses += 1;
+            self.totals.bytes_missed += size;
+        }
+
+        let mut lat = if is_write { self.write_request(req, level, slot) } else { self.read_request(req, level, slot) };
+        if !self.pending.is_empty() {
+            lat += self.settle(req);
+        }
+        self.totals.access_time_ns += lat;
+        self.clock_ns += lat + self.compute_ns;
+        if self.clock_ns >= self.next_flush {
+            self.flush(req);
+        }
+        (Some(level), lat)
+    }
+
+    fn read_request(&mut self, req: &Request, level: Level, slot: u32) -> f64 {
+        let n = self.tiers.len();
+        let mut lat;
+        if level < n {
+            let t = &mut self.tiers[level];
+            lat = t.cost.read(req.size);
+            t.c.reads += 1;
+            t.c.bytes_out += req.size as u64;
+            if level == 0 {
+                t.touch(slot, req);
+                return lat;
+            }
+            match self.fill {
+                Fill::Exclusive => {
+                    let v = t.remove(slot);
+                    t.c.promotions += 1;
+                    lat += self.place(0, req, v.dirty);
+                }
+                Fill::Inclusive => {
+                    t.touch(slot, req);
+                    for j in (0..level).rev() {
+                        lat += self.place(j, req, false);
+                    }
+                }
+            }
+        } else {
+            lat = self.backing_cost.read(req.size);
+            self.backing.reads += 1;
+            self.backing.bytes_read += req.size as u64;
+            match self.fill {
+                Fill::Exclusive => lat += self.place(0, req, false),
+                Fill::Inclusive => {
+                    for j in (0..n).rev() {
+                        lat += self.place(j, req, false);
+                    }
+                }
+            }
+        }
+        lat
+    }
+
+    fn write_request(&mut self, req: &Request, level: Level, slot: u32) -> f64 {
+        let n = self.tiers.len();
+        if n == 0 {
+            return self.backing_write(req.size);
+        }
+        let wb = self.tiers[0].write_back;
+        let mut lat = 0.0;
+        if level == 0 {
+            // A write replaces the object: re-insert when its size changed.
+            let t = &mut self.tiers[0];
+            if t.size_of(slot) != req.size {
+                t.remove(slot);
+                lat += self.place(0, req, wb);
+            } else {
+                lat += t.cost.write(req.size);
+                t.c.writes += 1;
+                t.c.bytes_in += req.size as u64;
+                t.touch(slot, req);
+                if wb {
+                    t.set_dirty(slot, true);
+                }
+            }
+        } else {
+            if level < n && self.fill == Fill::Exclusive {
+                let t = &mut self.tiers[level];
+                t.remove(slot);
+                t.c.promotions += 1;
+            }
+            lat += self.place(0, req, wb);
+        }
+        let in_top = self.tiers[0].contains(req.key);
+        if !wb || !in_top {
+            lat += self.write_down(1, req.key, req.size);
+        }
+        lat
+    }
+
+    /// Inserts into tier `j`, counting the write; victims go to `pending`.
+    #[inline]
+    fn place(&mut self, j: usize, req: &Request, dirty: bool) -> f64 {
+        let t = &mut self.tiers[j];
+        if t.insert(req, dirty, &mut self.victims) {
+            for v in self.victims.drain(..) {
+                self.pending.push((j, v));
+            }
+            t.cost.write(req.size)
+        } else {
+            0.0
+        }
+    }
+
+    /// Writes data down from level `j`: in an inclusive hierarchy to the first
+    /// lower tier (allocating there if needed) and on through write-through
+    /// tiers; in an exclusive one lower tiers never hold the key, so straight
+    /// to the backing store.
+    fn write_down(&mut self, mut j: usize, key: u64, size: u32) -> f64 {
+        let n = self.tiers.len();
+        if self.fill == Fill::Exclusive {
+            j = n;
+        }
+        let mut lat = 0.0;
+        while j < n {
+            let t = &mut self.tiers[j];
+            let wb = t.write_back;
+            lat += t.cost.write(size);
+            if let Some(s) = t.lookup(key) {
+                t.c.writes += 1;
+                t.c.bytes_in += size as u64;
+                if wb {
+                    t.set_dirty(s, true);
+                    return lat;
+                }
+            } else {
+                let r = Request { key, size, op: Op::Write, ..Default::default() };
+                if t.insert(&r, wb, &mut self.victims) {
+                    for v in self.victims.drain(..) {
+                        self.pending.push((j, v));
+                    }
+                    if wb {
+                        return lat;
+                    }
+                } else {
+                    lat -= t.cost.write(size);
+                }
+            }
+            j += 1;
+        }
+        lat + self.backing_write(size)
+    }
+
+    fn backing_write(&mut self, size: u32) -> f64 {
+        self.backing.writes += 1;
+        self.backing.bytes_written += size as u64;
+        self.backing_cost.write(size)
+    }
+
+    /// Moves evicted entries down until nothing is pending, in eviction order.
+    fn settle(&mut self, req: &Request) -> f64 {
+        let n = self.tiers.len();
+        let mut lat = 0.0;
+        let mut i = 0;
+        while i < self.pending.len() {
+            let (j, v) = self.pending[i];
+            i += 1;
+            // Data leaves the tier when it is demoted or written back; a clean
+            // victim that is simply dropped moves nothing.
+            let demoted = self.fill == Fill::Exclusive && j + 1 < n;
+            if v.dirty || demoted {
+                self.tiers[j].c.bytes_out += v.size as u64;
+            }
+            if v.dirty {
+                self.tiers[j].c.writebacks += 1;
+            }
+            match self.fill {
+                Fill::Exclusive if demoted => {
+                    let below = &mut self.tiers[j + 1];
+                    below.c.demotions += 1;
+                    // A write-through tier holds no dirty data: the data goes on to the store.
+                    let keep_dirty = v.dirty && below.write_back;
+                    let r = Request { key: v.key, size: v.size, op: Op::Read, time: req.time, next_access: -1 };
+                    let placed = below.insert(&r, keep_dirty, &mut self.victims);
+                    if placed {
+                        lat += below.cost.write(v.size);
+                        for w in self.victims.drain(..) {
+                            self.pending.push((j + 1, w));
+                        }
+                    }
+                    if v.dirty && !(placed && keep_dirty) {
+                        lat += self.backing_write(v.size);
+                    }
+                }
+                Fill::Exclusive => {
+                    if v.dirty {
+                        lat += self.backing_write(v.size);
+                    }
+                }
+                Fill::Inclusive => {
+                    if v.dirty {
+                        lat += self.write_down(j + 1, v.key, v.size);
+                    }
+                }
+            }
+        }
+        self.pending.clear();
+        lat
+    }
+
+    fn invalidate(&mut self, key: u64) {
+        for t in &mut self.tiers {
+            if let Some(s) = t.lookup(key) {
+                t.remove(s);
+                t.c.invalidations += 1;
+            }
+        }
+    }
+
+    /// Writes back every dirty entry of the tiers whose flush period has come
+    /// (S1: dirty pages flushed periodically). Background work: its time is
+    /// kept apart from request latencies.
+    #[cold]
+    fn flush(&mut self, req: &Request) {
+        let now = self.clock_ns;
+        let mut lat = 0.0;
+        for j in 0..self.tiers.len() {
+            if now < self.flush_due[j] {
+                continue;
+            }
+            for s in self.tiers[j].dirty_slots() {
+                let (key, size) = (self.tiers[j].key_of(s), self.tiers[j].size_of(s));
+                self.tiers[j].set_dirty(s, false);
+                self.tiers[j].c.writebacks += 1;
+                self.tiers[j].c.bytes_out += size as u64;
+                lat += self.write_down(j + 1, key, size);
+            }
+            self.totals.flushes += 1;
+            let every = self.flush_every[j];
+            self.flush_due[j] = ((now / every).floor() + 1.0) * every;
+        }
+        if !self.pending.is_empty() {
+            lat += self.settle(req);
+        }
+        self.totals.flush_time_ns += lat;
+        self.next_flush = self.flush_due.iter().copied().fold(f64::INFINITY, f64::min);
+    }
+}

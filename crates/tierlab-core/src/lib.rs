@@ -1,0 +1,29 @@
+//! tierlab-core: the engine of tierlab.
+//!
+//! Requests stream from a [`trace::TraceSource`] (a file reader or a seeded
+//! generator) through a [`hierarchy::Hierarchy`] of [`tier::Tier`]s above a
+//! backing store. Each tier orders its entries with an eviction
+//! [`policy::Policy`]; the [`cost`] model turns the events into simulated time.
+//! [`sim::Simulation`] ties a config to a source and produces a
+//! [`stats::RunResult`]. Nothing here depends on Python.
+
+pub mod config;
+pub mod cost;
+pub mod error;
+pub mod hash;
+pub mod hierarchy;
+pub mod policy;
+pub mod request;
+pub mod sim;
+pub mod stats;
+pub mod synth;
+pub mod tech;
+pub mod tier;
+pub mod trace;
+pub mod units;
+
+pub use error::Error;
+pub use request::{Op, Request};
+
+/// The crate version, recorded in every result.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

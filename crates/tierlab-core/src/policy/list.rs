@@ -1,0 +1,105 @@
+//! A doubly linked list over slot indices, stored as two `u32` arrays: the
+//! building block of LRU, FIFO and CLOCK. No allocation per operation once the
+//! arrays have grown to the tier's largest slot.
+
+const NIL: u32 = u32::MAX;
+
+#[derive(Clone, Debug, Default)]
+pub struct SlotList {
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    head: u32,
+    tail: u32,
+    len: usize,
+}
+
+impl SlotList {
+    pub fn new() -> Self {
+        SlotList { prev: Vec::new(), next: Vec::new(), head: NIL, tail: NIL, len: 0 }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline(always)]
+    fn ensure(&mut self, slot: u32) {
+        let need = slot as usize + 1;
+        if need > self.next.len() {
+            let n = need.max(self.next.len() * 2).max(64);
+            self.prev.resize(n, NIL);
+            self.next.resize(n, NIL);
+        }
+    }
+
+    /// Inserts an untracked slot at the head (most recent end).
+    #[inline(always)]
+    pub fn push_front(&mut self, slot: u32) {
+        self.ensure(slot);
+        let s = slot as usize;
+        self.prev[s] = NIL;
+        self.next[s] = self.head;
+        if self.head != NIL {
+            self.prev[self.head as usize] = slot;
+        } else {
+            self.tail = slot;
+        }
+        self.head = slot;
+        self.len += 1;
+    }
+
+    /// Removes a tracked slot.
+    #[inline(always)]
+    pub fn unlink(&mut self, slot: u32) {
+        let s = slot as usize;
+        let (p, n) = (self.prev[s], self.next[s]);
+        if p != NIL {
+            self.next[p as usize] = n;
+        } else {
+            self.head = n;
+        }
+        if n != NIL {
+            self.prev[n as usize] = p;
+        } else {
+            self.tail = p;
+        }
+        self.len -= 1;
+    }
+
+    #[inline(always)]
+    pub fn move_to_front(&mut self, slot: u32) {
+        if self.head != slot {
+            self.unlink(slot);
+            self.push_front(slot);
+        }
+    }
+
+    /// The least recently pushed slot.
+    #[inline(always)]
+    pub fn back(&self) -> Option<u32> {
+        (self.tail != NIL).then_some(self.tail)
+    }
+
+    #[inline(always)]
+    pub fn pop_back(&mut self) -> Option<u32> {
+        let t = self.back()?;
+        self.unlink(t);
+        Some(t)
+    }
+
+    /// Slots from head (newest) to tail, for tests and debugging.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        let mut cur = self.head;
+        std::iter::from_fn(move || {
+            (cur != NIL).then(|| {
+                let s = cur;
+                cur = self.next[s as usize];
+                s
+            })
+        })
+    }
+}

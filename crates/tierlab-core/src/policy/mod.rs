@@ -1,0 +1,173 @@
+//! Eviction policies: one file each behind [`Policy`], registered once in
+//! [`registry!`] below.
+//!
+//! The tier owns the index (key -> slot), the sizes, dirty bits and counters;
+//! a policy only orders slots and keeps per-slot state. Slots are dense `u32`
+//! indices the tier reuses, so a policy keeps its state in vectors indexed by
+//! slot and grows them on first sight of a slot.
+//!
+//! Who guarantees what:
+//! - the tier calls `on_insert` only for a slot the policy does not track,
+//!   and `on_hit` / `on_remove` only for tracked slots;
+//! - `evict` is called only while at least one slot is tracked; it must pick
+//!   a tracked slot, stop tracking it and return it.
+
+mod clock;
+mod fifo;
+mod list;
+mod lru;
+
+pub use list::SlotList;
+
+use crate::request::Request;
+use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The events a tier reports to its eviction policy.
+pub trait Policy {
+    /// A new entry now lives in `slot`.
+    fn on_insert(&mut self, slot: u32, req: &Request);
+    /// The entry in `slot` was requested again.
+    fn on_hit(&mut self, slot: u32, req: &Request);
+    /// The entry in `slot` leaves for another reason than eviction
+    /// (invalidation, promotion to a faster tier).
+    fn on_remove(&mut self, slot: u32);
+    /// Picks the victim, stops tracking it and returns its slot.
+    fn evict(&mut self) -> u32;
+}
+
+/// What a policy may know when it is built.
+#[derive(Clone, Copy, Debug)]
+pub struct BuildCtx {
+    /// The tier's capacity (bytes, or objects when sizes are ignored).
+    pub capacity: u64,
+    /// The run's seed, for randomised policies.
+    pub seed: u64,
+}
+
+/// How a policy is made from its parameters.
+pub trait PolicyBuild: Policy + Sized {
+    /// The policy's parameters: a serde struct with defaults, unknown keys rejected.
+    type Params: DeserializeOwned + Serialize + Default + Clone + fmt::Debug + PartialEq;
+    fn build(params: &Self::Params, ctx: &BuildCtx) -> Self;
+    /// Rejects parameters out of range, naming the field.
+    fn check(_: &Self::Params) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Registers every policy: `Variant => "name", Type;`. This is the only place
+/// a new policy is named; the config enum, the dispatch enum and the list of
+/// names all come from here.
+macro_rules! registry {
+    ($($variant:ident => $name:literal, $ty:ty;)*) => {
+        /// A policy of any kind: enum dispatch, one predictable branch per event.
+        pub enum AnyPolicy { $($variant($ty)),* }
+
+        /// A tier's `policy`: its name and parameters.
+        #[derive(Clone, Debug, PartialEq, Serialize)]
+        #[serde(tag = "type")]
+        pub enum PolicySpec { $(#[serde(rename = $name)] $variant(<$ty as PolicyBuild>::Params)),* }
+
+        /// The names a tier's `policy` may take.
+        pub const NAMES: &[&str] = &[$($name),*];
+
+        impl PolicySpec {
+            pub fn name(&self) -> &'static str {
+                match self { $(PolicySpec::$variant(_) => $name),* }
+            }
+            /// The policy with default parameters.
+            pub fn named(name: &str) -> Result<Self, String> {
+                Self::from_parts(name, serde_json::Map::new())
+            }
+            fn from_parts(name: &str, params: serde_json::Map<String, serde_json::Value>) -> Result<Self, String> {
+                match name {
+                    $($name => {
+                        let p = params_from(params)?;
+                        <$ty>::check(&p)?;
+                        Ok(PolicySpec::$variant(p))
+                    })*
+                    _ => Err(format!("unknown policy {name:?}; expected one of {}", NAMES.join(", "))),
+                }
+            }
+            pub fn build(&self, ctx: &BuildCtx) -> AnyPolicy {
+                match self { $(PolicySpec::$variant(p) => AnyPolicy::$variant(<$ty>::build(p, ctx))),* }
+            }
+        }
+
+        impl Policy for AnyPolicy {
+            #[inline(always)]
+            fn on_insert(&mut self, slot: u32, req: &Request) {
+                match self { $(AnyPolicy::$variant(p) => p.on_insert(slot, req)),* }
+            }
+            #[inline(always)]
+            fn on_hit(&mut self, slot: u32, req: &Request) {
+                match self { $(AnyPolicy::$variant(p) => p.on_hit(slot, req)),* }
+            }
+            #[inline(always)]
+            fn on_remove(&mut self, slot: u32) {
+                match self { $(AnyPolicy::$variant(p) => p.on_remove(slot)),* }
+            }
+            #[inline(always)]
+            fn evict(&mut self) -> u32 {
+                match self { $(AnyPolicy::$variant(p) => p.evict()),* }
+            }
+        }
+    };
+}
+
+registry! {
+    Lru => "lru", lru::Lru;
+    Fifo => "fifo", fifo::Fifo;
+    Clock => "clock", clock::Clock;
+}
+
+fn params_from<P: DeserializeOwned>(params: serde_json::Map<String, serde_json::Value>) -> Result<P, String> {
+    let v = serde_json::Value::Object(params);
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let path = e.path().to_string();
+        // An unknown field's message already names it.
+        if path == "." || e.inner().to_string().starts_with("unknown field") {
+            e.into_inner().to_string()
+        } else {
+            format!("{path}: {}", e.into_inner())
+        }
+    })
+}
+
+/// `policy = "lru"` or `policy = { type = "clock", bits = 2 }`.
+impl<'de> Deserialize<'de> for PolicySpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = PolicySpec;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                write!(f, "a policy name ({}) or a table with `type` and its parameters", NAMES.join(", "))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<PolicySpec, E> {
+                PolicySpec::named(v).map_err(E::custom)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PolicySpec, A::Error> {
+                let mut m: serde_json::Map<String, serde_json::Value> =
+                    Deserialize::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                let name = match m.remove("type") {
+                    Some(serde_json::Value::String(s)) => s,
+                    Some(other) => return Err(de::Error::custom(format!("type: {other} is not a policy name; expected one of {}", NAMES.join(", ")))),
+                    None => return Err(de::Error::custom(format!("missing `type`; expected one of {}", NAMES.join(", ")))),
+                };
+                PolicySpec::from_parts(&name, m).map_err(de::Error::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Default for PolicySpec {
+    fn default() -> Self {
+        PolicySpec::Lru(Default::default())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,291 @@
+//! A run: a config, its source of requests and its hierarchy, advanced in
+//! steps so that a caller (the Python binding) can show progress and stop on
+//! Ctrl-C between steps.
+
+use crate::config::{Config, ConfigError, Source, WorkloadConfig};
+use crate::cost::AccessCost;
+use crate::error::Error;
+use crate::hash::KeySet;
+use crate::hierarchy::{Fill, Hierarchy};
+use crate::policy::BuildCtx;
+use crate::request::Request;
+use crate::stats::{RunResult, TierMeta, Timeline};
+use crate::synth::Generator;
+use crate::tier::Tier;
+use crate::trace::csv::CsvReader;
+use crate::trace::oracle::OracleReader;
+use crate::trace::{TraceError, TraceSource};
+use crate::units::Size;
+
+/// Requests decoded per batch: large enough to amortise the one dynamic call
+/// per batch, small enough to stay in L1/L2.
+pub const BATCH: usize = 4096;
+
+/// Opens a fresh stream of the source's requests.
+pub fn open(source: &Source) -> Result<Box<dyn TraceSource>, TraceError> {
+    Ok(match source {
+        Source::Synth(spec) => Box::new(Generator::new(spec.clone())),
+        Source::Oracle(path) => Box::new(OracleReader::open(path)?),
+        Source::Csv(path, opts) => Box::new(CsvReader::open(path, opts)?),
+    })
+}
+
+/// What a workload touches.
+#[derive(Clone, Debug, Default, serde::Serialize, PartialEq)]
+pub struct TraceStats {
+    pub requests: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub deletes: u64,
+    pub unique_keys: u64,
+    /// Bytes of the distinct objects (first size seen).
+    pub footprint_bytes: u64,
+    pub bytes_requested: u64,
+    pub min_size: u32,
+    pub max_size: u32,
+}
+
+/// One pass over a source: counts, distinct keys, footprint.
+/// `progress` is told the requests read so far after each batch and returns
+/// false to stop (the caller was interrupted).
+pub fn trace_stats(source: &Source, mut progress: impl FnMut(u64) -> bool) -> Result<TraceStats, TraceError> {
+    let mut src = open(source)?;
+    let mut seen = KeySet::default();
+    let mut s = TraceStats { min_size: u32::MAX, ..Default::default() };
+    let mut buf = Vec::with_capacity(BATCH);
+    while src.next_batch(&mut buf, BATCH)? > 0 {
+        for r in &buf {
+            s.requests += 1;
+            match r.op {
+                crate::Op::Read => s.reads += 1,
+                crate::Op::Write => s.writes += 1,
+                crate::Op::Delete => s.deletes += 1,
+            }
+            s.bytes_requested += r.size as u64;
+            s.min_size = s.min_size.min(r.size);
+            s.max_size = s.max_size.max(r.size);
+            if seen.insert(r.key) {
+                s.footprint_bytes += r.size as u64;
+            }
+        }
+        if !progress(s.requests) {
+            return Err(TraceError::Interrupted);
+        }
+    }
+    if s.requests == 0 {
+        s.min_size = 0;
+    }
+    s.unique_keys = seen.len() as u64;
+    Ok(s)
+}
+
+/// Writes any source as oracleGeneral, computing next-access times
+/// (1-based virtual time of the key's next request, -1 for none, as
+/// libCacheSim's converter writes them). Two passes: the first keeps only the
+/// keys, so memory is 16 bytes per request, not the whole trace. `progress`
+/// sees the records read over both passes.
+pub fn convert_to_oracle(source: &Source, out: &std::path::Path, mut progress: impl FnMut(u64) -> bool) -> Result<TraceStats, TraceError> {
+    let mut keys: Vec<u64> = Vec::new();
+    {
+        let mut src = open(source)?;
+        let mut buf = Vec::with_capacity(BATCH);
+        while src.next_batch(&mut buf, BATCH)? > 0 {
+            keys.extend(buf.iter().map(|r| r.key));
+            if !progress(keys.len() as u64) {
+                return Err(TraceError::Interrupted);
+            }
+        }
+    }
+    let keys_len = keys.len();
+    let mut next = vec![-1i64; keys_len];
+    let mut last: crate::hash::KeyMap<u64> = Default::default();
+    for (i, k) in keys.iter().enumerate().rev() {
+        if let Some(j) = last.insert(*k, i as u64) {
+            next[i] = j as i64 + 1;
+        }
+    }
+    drop(last);
+    drop(keys);
+    let mut w = crate::trace::oracle::OracleWriter::create(out)?;
+    let mut src = open(source)?;
+    let mut buf = Vec::with_capacity(BATCH);
+    let mut i = 0usize;
+    let mut seen = KeySet::default();
+    let mut s = TraceStats { min_size: u32::MAX, ..Default::default() };
+    while src.next_batch(&mut buf, BATCH)? > 0 {
+        for r in &buf {
+            let rec = Request { next_access: next[i], ..*r };
+            w.write(&rec)?;
+            i += 1;
+            s.requests += 1;
+            s.reads += 1;
+            s.bytes_requested += r.size as u64;
+            s.min_size = s.min_size.min(r.size);
+            s.max_size = s.max_size.max(r.size);
+            if seen.insert(r.key) {
+                s.footprint_bytes += r.size as u64;
+            }
+        }
+        if !progress(keys_len as u64 + s.requests) {
+            return Err(TraceError::Interrupted);
+        }
+    }
+    w.finish()?;
+    s.unique_keys = seen.len() as u64;
+    Ok(s)
+}
+
+pub struct Simulation {
+    h: Hierarchy,
+    meta: Vec<TierMeta>,
+    backing_tech: String,
+    source: Box<dyn TraceSource>,
+    describe: String,
+    unit_size: bool,
+    buf: Vec<Request>,
+    done: bool,
+    max_requests: u64,
+    interval: u64,
+    countdown: u64,
+    timeline: Timeline,
+    mark: (u64, u64, f64),
+}
+
+impl Simulation {
+    pub fn new(cfg: &Config) -> Result<Self, Error> {
+        cfg.validate()?;
+        let w: &WorkloadConfig = cfg.workload()?;
+        let source = w.source()?;
+        let cat = cfg.catalog()?;
+        // A share of the footprint needs the footprint: one pre-pass.
+        let needs_footprint = cfg.tiers.iter().any(|t| matches!(t.capacity, Size::Percent(_)));
+        let footprint = if needs_footprint {
+            let s = trace_stats(&source, |_| true)?;
+            if w.unit_size {
+                s.unique_keys
+            } else {
+                s.footprint_bytes
+            }
+        } else {
+            0
+        };
+        let seed = w.seed.unwrap_or(42);
+        let mut tiers = Vec::with_capacity(cfg.tiers.len());
+        let mut meta = Vec::with_capacity(cfg.tiers.len());
+        let mut flush = Vec::with_capacity(cfg.tiers.len());
+        for (i, t) in cfg.tiers.iter().enumerate() {
+            let capacity = t.capacity.resolve(footprint);
+            if capacity == 0 {
+                return Err(ConfigError::at(
+                    format!("tier[{i}].capacity"),
+                    format!("{:?} of a footprint of {footprint} is less than one unit; use a larger share or an absolute size", t.capacity),
+                )
+                .into());
+            }
+            let tech = cat.get(&t.tech).map_err(|e| ConfigError::at(format!("tier[{i}].tech"), e.to_string()))?;
+            let write_back = t.write.unwrap_or(cfg.hierarchy.write) == crate::config::WritePolicy::WriteBack;
+            let policy = t.policy.build(&BuildCtx { capacity, seed });
+            tiers.push(Tier::new(cfg.tier_name(i), capacity, w.unit_size, policy, write_back, AccessCost::new(tech, t.slowdown, t.overhead.0)));
+            meta.push(TierMeta { tech: t.tech.clone(), policy: t.policy.name().into() });
+            let every = t.flush_interval.or(cfg.hierarchy.flush_interval).map_or(f64::INFINITY, |n| n.0);
+            flush.push(if write_back { every } else { f64::INFINITY });
+        }
+        let backing = cat.get(&cfg.backing.tech).map_err(|e| ConfigError::at("backing.tech", e.to_string()))?;
+        let backing_cost = AccessCost::new(backing, 1.0, cfg.backing.overhead.0);
+        let fill: Fill = cfg.hierarchy.fill;
+        let h = Hierarchy::new(tiers, fill, backing_cost, flush, cfg.run.compute.0);
+        let src = open(&source)?;
+        Ok(Simulation {
+            h,
+            meta,
+            backing_tech: cfg.backing.tech.clone(),
+            describe: src.describe(),
+            source: src,
+            unit_size: w.unit_size,
+            buf: Vec::with_capacity(BATCH),
+            done: false,
+            max_requests: cfg.run.max_requests.unwrap_or(u64::MAX),
+            interval: cfg.run.interval,
+            countdown: cfg.run.interval,
+            timeline: Timeline::default(),
+            mark: (0, 0, 0.0),
+        })
+    }
+
+    /// Total requests, when known.
+    pub fn len_hint(&self) -> Option<u64> {
+        self.source.len_hint().map(|n| n.min(self.max_requests))
+    }
+
+    pub fn processed(&self) -> u64 {
+        self.h.totals.requests
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Runs about `max` more requests (whole batches). Returns true when the
+    /// source is exhausted.
+    pub fn step(&mut self, max: u64) -> Result<bool, Error> {
+        let stop = self.h.totals.requests.saturating_add(max);
+        while !self.done && self.h.totals.requests < stop {
+            let want = (self.max_requests - self.h.totals.requests).min(BATCH as u64) as usize;
+            if want == 0 || self.source.next_batch(&mut self.buf, want)? == 0 {
+                self.done = true;
+                break;
+            }
+            let buf = std::mem::take(&mut self.buf);
+            for r in &buf {
+                self.h.access(r);
+                self.countdown -= 1;
+                if self.countdown == 0 {
+                    self.countdown = self.interval;
+                    self.record();
+                }
+            }
+            self.buf = buf;
+        }
+        if self.done && self.h.totals.requests == 0 {
+            return Err(TraceError::Empty { path: self.describe.clone().into() }.into());
+        }
+        if self.done && self.countdown != self.interval {
+            self.countdown = self.interval;
+            self.record();
+        }
+        Ok(self.done)
+    }
+
+    #[cold]
+    fn record(&mut self) {
+        let t = &self.h.totals;
+        let lookups = t.reads + t.writes;
+        let (l0, m0, a0) = self.mark;
+        let dl = lookups - l0;
+        self.timeline.requests.push(t.requests);
+        self.timeline.miss_ratio.push(crate::stats::ratio(t.misses - m0, dl));
+        self.timeline.amat_ns.push(if dl > 0 { (t.access_time_ns - a0) / dl as f64 } else { 0.0 });
+        self.timeline.cumulative_miss_ratio.push(crate::stats::ratio(t.misses, lookups));
+        self.mark = (lookups, t.misses, t.access_time_ns);
+    }
+
+    pub fn run_to_end(&mut self) -> Result<(), Error> {
+        while !self.step(u64::MAX)? {}
+        Ok(())
+    }
+
+    pub fn result(&self) -> RunResult {
+        RunResult::collect(&self.h, &self.meta, &self.backing_tech, self.describe.clone(), self.unit_size, self.timeline.clone())
+    }
+
+    pub fn hierarchy(&self) -> &Hierarchy {
+        &self.h
+    }
+
+    /// Builds and runs a config to the end.
+    pub fn run(cfg: &Config) -> Result<RunResult, Error> {
+        let mut s = Simulation::new(cfg)?;
+        s.run_to_end()?;
+        Ok(s.result())
+    }
+}

@@ -1,0 +1,142 @@
+//! What a run reports: whole-run and per-tier figures and an interval
+//! timeline. Serialised as the JSON object of `tierlab run --json`.
+
+use crate::hierarchy::{BackingCounters, Hierarchy, Totals};
+use crate::tier::TierCounters;
+use serde::Serialize;
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct TierResult {
+    pub name: String,
+    pub tech: String,
+    pub policy: String,
+    /// Bytes, or objects when `unit_size`.
+    pub capacity: u64,
+    pub used: u64,
+    pub objects: u64,
+    pub write: String,
+    pub miss_ratio: f64,
+    pub byte_miss_ratio: f64,
+    #[serde(flatten)]
+    pub counters: TierCounters,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct BackingResult {
+    pub tech: String,
+    #[serde(flatten)]
+    pub counters: BackingCounters,
+}
+
+/// One point per `run.interval` requests: figures over that interval, plus
+/// the cumulative miss ratio.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Timeline {
+    pub requests: Vec<u64>,
+    pub miss_ratio: Vec<f64>,
+    pub amat_ns: Vec<f64>,
+    pub cumulative_miss_ratio: Vec<f64>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RunResult {
+    pub version: String,
+    pub workload: String,
+    pub unit_size: bool,
+    pub fill: String,
+    pub requests: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub deletes: u64,
+    pub hits: u64,
+    pub misses: u64,
+    /// Misses of every tier over reads and writes.
+    pub miss_ratio: f64,
+    pub byte_miss_ratio: f64,
+    pub bytes_requested: u64,
+    /// Mean access time of reads and writes (ns).
+    pub amat_ns: f64,
+    /// Access time of all requests plus compute time (simulated ns).
+    pub total_time_ns: f64,
+    pub access_time_ns: f64,
+    pub compute_time_ns: f64,
+    /// Periodic flushes (background; not part of total_time_ns).
+    pub flush_time_ns: f64,
+    pub flushes: u64,
+    /// Requests per simulated second.
+    pub throughput_rps: f64,
+    /// Requested bytes per simulated second.
+    pub throughput_bytes_per_s: f64,
+    pub backing: BackingResult,
+    pub tiers: Vec<TierResult>,
+    /// Not part of the summary: served separately as a table.
+    #[serde(skip)]
+    pub timeline: Timeline,
+}
+
+pub(crate) fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+/// Static facts about each tier the hierarchy does not keep.
+pub struct TierMeta {
+    pub tech: String,
+    pub policy: String,
+}
+
+impl RunResult {
+    pub fn collect(h: &Hierarchy, meta: &[TierMeta], backing_tech: &str, workload: String, unit_size: bool, timeline: Timeline) -> Self {
+        let t: &Totals = &h.totals;
+        let lookups = t.reads + t.writes;
+        let compute = h.compute_ns * t.requests as f64;
+        let total = t.access_time_ns + compute;
+        let per_s = |x: f64| if total > 0.0 { x * 1e9 / total } else { 0.0 };
+        let tiers = h
+            .tiers
+            .iter()
+            .zip(meta)
+            .map(|(tier, m)| TierResult {
+                name: tier.name.clone(),
+                tech: m.tech.clone(),
+                policy: m.policy.clone(),
+                capacity: tier.capacity,
+                used: tier.used(),
+                objects: tier.len() as u64,
+                write: if tier.write_back { "write-back" } else { "write-through" }.into(),
+                miss_ratio: ratio(tier.c.misses, tier.c.hits + tier.c.misses),
+                byte_miss_ratio: ratio(tier.c.miss_bytes, tier.c.hit_bytes + tier.c.miss_bytes),
+                counters: tier.c.clone(),
+            })
+            .collect();
+        RunResult {
+            version: crate::VERSION.into(),
+            workload,
+            unit_size,
+            fill: format!("{:?}", h.fill).to_lowercase(),
+            requests: t.requests,
+            reads: t.reads,
+            writes: t.writes,
+            deletes: t.deletes,
+            hits: lookups - t.misses,
+            misses: t.misses,
+            miss_ratio: ratio(t.misses, lookups),
+            byte_miss_ratio: ratio(t.bytes_missed, t.bytes_requested),
+            bytes_requested: t.bytes_requested,
+            amat_ns: if lookups > 0 { t.access_time_ns / lookups as f64 } else { 0.0 },
+            total_time_ns: total,
+            access_time_ns: t.access_time_ns,
+            compute_time_ns: compute,
+            flush_time_ns: t.flush_time_ns,
+            flushes: t.flushes,
+            throughput_rps: per_s(t.requests as f64),
+            throughput_bytes_per_s: per_s(t.bytes_requested as f64),
+            backing: BackingResult { tech: backing_tech.into(), counters: h.backing.clone() },
+            tiers,
+            timeline,
+        }
+    }
+}

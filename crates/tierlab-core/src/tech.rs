@@ -1,0 +1,248 @@
+//! Memory and storage technologies: the built-in catalog (`data/techs.toml`,
+//! every entry citing its source) and the overrides a config may add.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum TechError {
+    #[error("unknown technology {name:?}; known: {known}")]
+    Unknown { name: String, known: String },
+    #[error("{field} = {value} is out of range: {allowed}")]
+    Range { field: &'static str, value: f64, allowed: &'static str },
+}
+
+/// One medium. Latencies in ns, bandwidth in MB/s (10^6 B/s).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Technology {
+    pub name: String,
+    pub kind: String,
+    pub read_ns: f64,
+    pub write_ns: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erase_ns: Option<f64>,
+    /// Absent: transfers cost no time beyond the access latency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth_mb_s: Option<f64>,
+    /// Requests are rounded up to whole units when transferred.
+    #[serde(default = "one")]
+    pub access_unit: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_read_pj: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_write_pj: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_mw_per_gbit: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_mw_per_gbit: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub density_gbit_cm2: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_usd_per_gbit: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endurance: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cell_area_f2: Option<[f64; 2]>,
+    #[serde(default)]
+    pub volatile: bool,
+    #[serde(default)]
+    pub byte_addressable: bool,
+    /// Where the figures come from (a seed and its table, or a datasheet).
+    pub source: String,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// A config's `[techs.NAME]` table: a new entry (from `base`, or complete) or
+/// an override of a catalog entry of the same name. Only the fields given change.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TechOverride {
+    pub base: Option<String>,
+    pub kind: Option<String>,
+    pub read_ns: Option<crate::units::Nanos>,
+    pub write_ns: Option<crate::units::Nanos>,
+    pub erase_ns: Option<crate::units::Nanos>,
+    pub bandwidth_mb_s: Option<f64>,
+    pub access_unit: Option<u32>,
+    pub energy_read_pj: Option<f64>,
+    pub energy_write_pj: Option<f64>,
+    pub active_mw_per_gbit: Option<f64>,
+    pub idle_mw_per_gbit: Option<f64>,
+    pub density_gbit_cm2: Option<f64>,
+    pub price_usd_per_gbit: Option<f64>,
+    pub endurance: Option<f64>,
+    pub cell_area_f2: Option<[f64; 2]>,
+    pub volatile: Option<bool>,
+    pub byte_addressable: Option<bool>,
+    pub source: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CatalogFile {
+    tech: Vec<Technology>,
+}
+
+/// The built-in catalog, parsed once.
+pub fn builtin() -> &'static [Technology] {
+    static CATALOG: OnceLock<Vec<Technology>> = OnceLock::new();
+    CATALOG.get_or_init(|| {
+        let file: CatalogFile =
+            toml::from_str(include_str!("../data/techs.toml")).expect("the built-in catalog parses (tested)");
+        file.tech
+    })
+}
+
+/// The catalog a run uses: the built-in one plus a config's overrides.
+#[derive(Clone, Debug)]
+pub struct Catalog {
+    techs: BTreeMap<String, Technology>,
+}
+
+impl Catalog {
+    pub fn builtin() -> Self {
+        Catalog { techs: builtin().iter().map(|t| (t.name.clone(), t.clone())).collect() }
+    }
+
+    pub fn get(&self, name: &str) -> Result<&Technology, TechError> {
+        self.techs.get(name).ok_or_else(|| TechError::Unknown {
+            name: name.to_string(),
+            known: self.techs.keys().cloned().collect::<Vec<_>>().join(", "),
+        })
+    }
+
+    pub fn all(&self) -> impl Iterator<Item = &Technology> {
+        self.techs.values()
+    }
+
+    /// Applies one override. Errors are (field, error) so the caller can build
+    /// the key path.
+    pub fn apply(&mut self, name: &str, o: &TechOverride) -> Result<(), (&'static str, TechError)> {
+        let mut t = match (&o.base, self.techs.get(name)) {
+            (Some(base), _) => self.get(base).map_err(|e| ("base", e))?.clone(),
+            (None, Some(t)) => t.clone(),
+            (None, None) => {
+                let need = |v: bool, f: &'static str| {
+                    if v {
+                        Ok(())
+                    } else {
+                        Err((
+                            f,
+                            TechError::Unknown {
+                                name: name.into(),
+                                known: format!(
+                                    "a new technology needs `base` (one of {}) or at least read_ns, write_ns and source",
+                                    self.techs.keys().cloned().collect::<Vec<_>>().join(", ")
+                                ),
+                            },
+                        ))
+                    }
+                };
+                need(o.read_ns.is_some(), "read_ns")?;
+                need(o.write_ns.is_some(), "write_ns")?;
+                need(o.source.is_some(), "source")?;
+                Technology {
+                    name: name.into(),
+                    kind: "custom".into(),
+                    read_ns: 0.0,
+                    write_ns: 0.0,
+                    erase_ns: None,
+                    bandwidth_mb_s: None,
+                    access_unit: 1,
+                    energy_read_pj: None,
+                    energy_write_pj: None,
+                    active_mw_per_gbit: None,
+                    idle_mw_per_gbit: None,
+                    density_gbit_cm2: None,
+                    price_usd_per_gbit: None,
+                    endurance: None,
+                    cell_area_f2: None,
+                    volatile: false,
+                    byte_addressable: false,
+                    source: String::new(),
+                }
+            }
+        };
+        t.name = name.to_string();
+        macro_rules! set {
+            ($($f:ident),*) => { $( if let Some(v) = &o.$f { t.$f = v.clone().into(); } )* };
+        }
+        macro_rules! set_opt {
+            ($($f:ident),*) => { $( if let Some(v) = &o.$f { t.$f = Some(v.clone().into()); } )* };
+        }
+        set!(kind, access_unit, volatile, byte_addressable, source);
+        set_opt!(bandwidth_mb_s, energy_read_pj, energy_write_pj, active_mw_per_gbit, idle_mw_per_gbit);
+        set_opt!(density_gbit_cm2, price_usd_per_gbit, endurance, cell_area_f2);
+        if let Some(v) = o.read_ns {
+            t.read_ns = v.0;
+        }
+        if let Some(v) = o.write_ns {
+            t.write_ns = v.0;
+        }
+        if let Some(v) = o.erase_ns {
+            t.erase_ns = Some(v.0);
+        }
+        validate(&t)?;
+        self.techs.insert(name.to_string(), t);
+        Ok(())
+    }
+}
+
+/// Rejects figures no medium can have.
+pub fn validate(t: &Technology) -> Result<(), (&'static str, TechError)> {
+    let pos = |f: &'static str, v: f64| {
+        if v > 0.0 && v.is_finite() {
+            Ok(())
+        } else {
+            Err((f, TechError::Range { field: f, value: v, allowed: "must be a positive number" }))
+        }
+    };
+    pos("read_ns", t.read_ns)?;
+    pos("write_ns", t.write_ns)?;
+    if let Some(b) = t.bandwidth_mb_s {
+        pos("bandwidth_mb_s", b)?;
+    }
+    if let Some(e) = t.erase_ns {
+        pos("erase_ns", e)?;
+    }
+    if t.access_unit == 0 {
+        return Err(("access_unit", TechError::Range { field: "access_unit", value: 0.0, allowed: "must be at least 1 byte" }));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalog_parses_validates_and_cites() {
+        let c = builtin();
+        assert!(c.len() >= 13);
+        for t in c {
+            validate(t).unwrap_or_else(|(f, e)| panic!("{}: {f}: {e}", t.name));
+            assert!(t.source.len() > 10, "{} has no source", t.name);
+        }
+        for name in ["DRAM-DDR2", "DRAM-DDR3", "FILE-MEMORY", "NAND-SLC", "NOR", "PCM-SLC", "PCM-MLC", "STT-MRAM", "ReRAM", "FRAM", "HDD", "SSD-SATA"] {
+            Catalog::builtin().get(name).unwrap();
+        }
+    }
+
+    #[test]
+    fn overrides() {
+        let mut c = Catalog::builtin();
+        let o = TechOverride { base: Some("PCM-SLC".into()), write_ns: Some(crate::units::Nanos(500.0)), ..Default::default() };
+        c.apply("MY-PCM", &o).unwrap();
+        assert_eq!(c.get("MY-PCM").unwrap().write_ns, 500.0);
+        assert_eq!(c.get("MY-PCM").unwrap().read_ns, 20.0);
+        let bad = TechOverride { read_ns: Some(crate::units::Nanos(-1.0)), ..Default::default() };
+        assert_eq!(c.apply("HDD", &bad).unwrap_err().0, "read_ns");
+        assert!(c.apply("NEW", &TechOverride::default()).is_err());
+    }
+}

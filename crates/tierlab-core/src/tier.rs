@@ -1,0 +1,204 @@
+//! One level of the hierarchy: a medium, a capacity, an eviction policy and
+//! the counters. The tier owns the index and the per-entry sizes and dirty
+//! bits; its policy only orders slots.
+
+use crate::cost::AccessCost;
+use crate::hash::KeyMap;
+use crate::policy::{AnyPolicy, Policy};
+use crate::request::Request;
+use serde::Serialize;
+
+/// Counters of one tier. Lookups are the requests that reached this tier.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct TierCounters {
+    pub hits: u64,
+    pub misses: u64,
+    pub hit_bytes: u64,
+    pub miss_bytes: u64,
+    /// Read requests served from this tier.
+    pub reads: u64,
+    /// Writes into this tier: write requests, fills, demotions, write-backs received.
+    pub writes: u64,
+    /// Entries inserted (fills, demotions, write-allocations).
+    pub fills: u64,
+    pub evictions: u64,
+    /// Dirty entries written to a lower level (on eviction or flush).
+    pub writebacks: u64,
+    /// Entries moved up out of this tier (exclusive hierarchy hits).
+    pub promotions: u64,
+    /// Entries received from the tier above on its eviction.
+    pub demotions: u64,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    /// Entries dropped by delete requests.
+    pub invalidations: u64,
+    /// Objects that could not be placed (larger than the whole tier).
+    pub rejected: u64,
+}
+
+/// An entry leaving a tier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Victim {
+    pub key: u64,
+    pub size: u32,
+    pub dirty: bool,
+}
+
+pub struct Tier {
+    pub name: String,
+    /// Bytes, or objects when sizes are ignored.
+    pub capacity: u64,
+    used: u64,
+    unit: bool,
+    index: KeyMap<u32>,
+    keys: Vec<u64>,
+    sizes: Vec<u32>,
+    dirty: Vec<bool>,
+    free: Vec<u32>,
+    policy: AnyPolicy,
+    pub write_back: bool,
+    pub cost: AccessCost,
+    pub c: TierCounters,
+}
+
+impl Tier {
+    pub fn new(name: String, capacity: u64, unit: bool, policy: AnyPolicy, write_back: bool, cost: AccessCost) -> Self {
+        Tier {
+            name,
+            capacity,
+            used: 0,
+            unit,
+            index: KeyMap::default(),
+            keys: Vec::new(),
+            sizes: Vec::new(),
+            dirty: Vec::new(),
+            free: Vec::new(),
+            policy,
+            write_back,
+            cost,
+            c: TierCounters::default(),
+        }
+    }
+
+    #[inline(always)]
+    fn charge(&self, size: u32) -> u64 {
+        if self.unit {
+            1
+        } else {
+            size as u64
+        }
+    }
+
+    /// Space in use (bytes, or objects).
+    pub fn used(&self) -> u64 {
+        self.used
+    }
+
+    /// Entries held.
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    pub fn contains(&self, key: u64) -> bool {
+        self.index.contains_key(&key)
+    }
+
+    #[inline(always)]
+    pub fn lookup(&self, key: u64) -> Option<u32> {
+        self.index.get(&key).copied()
+    }
+
+    /// A hit: the policy learns of it. Sizes are not changed by a read hit
+    /// (as in libCacheSim); a write replaces the entry instead.
+    #[inline(always)]
+    pub fn touch(&mut self, slot: u32, req: &Request) {
+        self.policy.on_hit(slot, req);
+    }
+
+    pub fn is_dirty(&self, slot: u32) -> bool {
+        self.dirty[slot as usize]
+    }
+
+    pub fn set_dirty(&mut self, slot: u32, dirty: bool) {
+        self.dirty[slot as usize] = dirty;
+    }
+
+    pub fn size_of(&self, slot: u32) -> u32 {
+        self.sizes[slot as usize]
+    }
+
+    /// Inserts `req.key` (not present), evicting into `victims` until it fits.
+    /// Returns false, touching nothing, when the object exceeds the capacity.
+    #[inline]
+    pub fn insert(&mut self, req: &Request, dirty: bool, victims: &mut Vec<Victim>) -> bool {
+        let charge = self.charge(req.size);
+        if charge > self.capacity {
+            self.c.rejected += 1;
+            return false;
+        }
+        while self.used + charge > self.capacity {
+            let slot = self.policy.evict();
+            let v = self.release(slot);
+            self.c.evictions += 1;
+            victims.push(v);
+        }
+        let slot = match self.free.pop() {
+            Some(s) => {
+                let i = s as usize;
+                self.keys[i] = req.key;
+                self.sizes[i] = req.size;
+                self.dirty[i] = dirty;
+                s
+            }
+            None => {
+                self.keys.push(req.key);
+                self.sizes.push(req.size);
+                self.dirty.push(dirty);
+                (self.keys.len() - 1) as u32
+            }
+        };
+        self.index.insert(req.key, slot);
+        self.used += charge;
+        self.c.fills += 1;
+        self.c.writes += 1;
+        self.c.bytes_in += req.size as u64;
+        self.policy.on_insert(slot, req);
+        true
+    }
+
+    /// Removes an entry for a reason other than eviction.
+    pub fn remove(&mut self, slot: u32) -> Victim {
+        self.policy.on_remove(slot);
+        self.release(slot)
+    }
+
+    #[inline(always)]
+    fn release(&mut self, slot: u32) -> Victim {
+        let i = slot as usize;
+        let v = Victim { key: self.keys[i], size: self.sizes[i], dirty: self.dirty[i] };
+        self.index.remove(&v.key);
+        self.used -= self.charge(v.size);
+        self.free.push(slot);
+        v
+    }
+
+    /// Slots holding dirty data, in slot order (deterministic), for flushes.
+    pub fn dirty_slots(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = self.index.values().copied().filter(|&s| self.dirty[s as usize]).collect();
+        v.sort_unstable();
+        v
+    }
+
+    pub fn key_of(&self, slot: u32) -> u64 {
+        self.keys[slot as usize]
+    }
+
+    /// Every key held, for invariant checks in tests.
+    pub fn keys(&self) -> impl Iterator<Item = u64> + '_ {
+        self.index.keys().copied()
+    }
+}

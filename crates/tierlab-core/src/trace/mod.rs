@@ -1,0 +1,66 @@
+//! Sources of requests: trace file readers, and the generators in
+//! [`crate::synth`], behind one streaming trait. A trace is never loaded whole.
+
+pub mod csv;
+pub mod oracle;
+
+use crate::request::Request;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Errors reading or writing traces. Every variant names the file and the
+/// place in it, so a user can find the bad record.
+#[derive(Debug, Error)]
+pub enum TraceError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: truncated record at byte offset {offset}: the file is {len} bytes, not a multiple of the {record}-byte oracleGeneral record")]
+    Truncated {
+        path: PathBuf,
+        offset: u64,
+        len: u64,
+        record: u64,
+    },
+    #[error("{path}:{line}: {msg}")]
+    Malformed {
+        path: PathBuf,
+        line: u64,
+        msg: String,
+    },
+    #[error("interrupted")]
+    Interrupted,
+    #[error("{path}: the trace holds no requests")]
+    Empty { path: PathBuf },
+}
+
+impl TraceError {
+    pub fn io(path: &Path, source: std::io::Error) -> Self {
+        TraceError::Io { path: path.to_path_buf(), source }
+    }
+}
+
+/// A stream of requests, read in batches so the per-request loop stays free of
+/// dynamic calls.
+pub trait TraceSource: Send {
+    /// Clears `out` and fills it with up to `max` requests. Returns how many;
+    /// zero means the source is exhausted.
+    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError>;
+    /// The total number of requests, when known without reading (progress bars).
+    fn len_hint(&self) -> Option<u64>;
+    /// A short description for messages.
+    fn describe(&self) -> String;
+}
+
+/// The formats a trace file may have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// libCacheSim's oracleGeneral binary format.
+    Oracle,
+    /// Delimited text with a column map.
+    Csv,
+}

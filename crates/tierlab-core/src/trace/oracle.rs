@@ -1,0 +1,100 @@
+//! libCacheSim's oracleGeneral binary format: 24-byte little-endian records of
+//! u32 timestamp (seconds), u64 object id, u32 object size, i64 next-access
+//! virtual time (-1 when the object is not requested again).
+//!
+//! The reader memory-maps the file and decodes records in batches; memory use
+//! does not grow with the trace.
+
+use super::{TraceError, TraceSource};
+use crate::request::{Op, Request};
+use memmap2::Mmap;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+pub const RECORD: usize = 24;
+
+pub struct OracleReader {
+    path: PathBuf,
+    map: Option<Mmap>,
+    pos: usize,
+    len: usize,
+}
+
+impl OracleReader {
+    pub fn open(path: &Path) -> Result<Self, TraceError> {
+        let file = File::open(path).map_err(|e| TraceError::io(path, e))?;
+        let len = file.metadata().map_err(|e| TraceError::io(path, e))?.len();
+        if len % RECORD as u64 != 0 {
+            return Err(TraceError::Truncated {
+                path: path.to_path_buf(),
+                offset: len - len % RECORD as u64,
+                len,
+                record: RECORD as u64,
+            });
+        }
+        if len == 0 {
+            return Err(TraceError::Empty { path: path.to_path_buf() });
+        }
+        // SAFETY: the map is read-only; a trace file changed under a running
+        // simulation gives wrong numbers, not unsoundness we can observe here.
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| TraceError::io(path, e))?;
+        #[cfg(unix)]
+        let _ = map.advise(memmap2::Advice::Sequential);
+        Ok(OracleReader { path: path.to_path_buf(), map: Some(map), pos: 0, len: len as usize })
+    }
+}
+
+#[inline(always)]
+fn decode(rec: &[u8]) -> Request {
+    let time = u32::from_le_bytes(rec[0..4].try_into().unwrap());
+    let key = u64::from_le_bytes(rec[4..12].try_into().unwrap());
+    let size = u32::from_le_bytes(rec[12..16].try_into().unwrap());
+    let next_access = i64::from_le_bytes(rec[16..24].try_into().unwrap());
+    Request { time: time as u64 * 1_000_000_000, key, size, op: Op::Read, next_access }
+}
+
+impl TraceSource for OracleReader {
+    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        out.clear();
+        let Some(map) = &self.map else { return Ok(0) };
+        let end = (self.pos + max * RECORD).min(self.len);
+        out.extend(map[self.pos..end].chunks_exact(RECORD).map(decode));
+        self.pos = end;
+        Ok(out.len())
+    }
+    fn len_hint(&self) -> Option<u64> {
+        Some((self.len / RECORD) as u64)
+    }
+    fn describe(&self) -> String {
+        format!("oracleGeneral file {}", self.path.display())
+    }
+}
+
+/// Writes oracleGeneral records.
+pub struct OracleWriter {
+    path: PathBuf,
+    out: BufWriter<File>,
+}
+
+impl OracleWriter {
+    pub fn create(path: &Path) -> Result<Self, TraceError> {
+        let f = File::create(path).map_err(|e| TraceError::io(path, e))?;
+        Ok(OracleWriter { path: path.to_path_buf(), out: BufWriter::with_capacity(1 << 20, f) })
+    }
+
+    pub fn write(&mut self, r: &Request) -> Result<(), TraceError> {
+        let mut rec = [0u8; RECORD];
+        // oracleGeneral keeps whole seconds in 32 bits; saturate rather than wrap.
+        let secs = (r.time / 1_000_000_000).min(u32::MAX as u64) as u32;
+        rec[0..4].copy_from_slice(&secs.to_le_bytes());
+        rec[4..12].copy_from_slice(&r.key.to_le_bytes());
+        rec[12..16].copy_from_slice(&r.size.to_le_bytes());
+        rec[16..24].copy_from_slice(&r.next_access.to_le_bytes());
+        self.out.write_all(&rec).map_err(|e| TraceError::io(&self.path, e))
+    }
+
+    pub fn finish(mut self) -> Result<(), TraceError> {
+        self.out.flush().map_err(|e| TraceError::io(&self.path, e))
+    }
+}

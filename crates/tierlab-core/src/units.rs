@@ -1,0 +1,185 @@
+//! Human-readable sizes and durations in configs.
+//!
+//! Sizes: an integer (bytes, or objects with `unit_size`), `"512MiB"`,
+//! `"1.4GiB"`, `"4KB"` (decimal), or `"10%"` of the workload's footprint.
+//! Durations: a number of nanoseconds or `"30s"`, `"2us"`, `"1.5ms"`, `"55ns"`.
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+use std::fmt;
+
+const SIZE_FORMS: &str =
+    "an integer, a size such as \"512MiB\", \"1.4GiB\", \"4KB\", or a share of the footprint such as \"10%\"";
+const DURATION_FORMS: &str =
+    "a number of nanoseconds or a duration such as \"55ns\", \"2us\", \"1.5ms\", \"30s\"";
+
+/// A capacity or object size as written in a config.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Size {
+    /// Bytes (or objects, when sizes are ignored).
+    Absolute(u64),
+    /// Percent of the workload's footprint, resolved after a pre-pass.
+    Percent(f64),
+}
+
+impl Size {
+    /// Resolves against a footprint (bytes, or objects with unit sizes).
+    /// Rounds down, as libCacheSim does for fractional cache sizes.
+    pub fn resolve(self, footprint: u64) -> u64 {
+        match self {
+            Size::Absolute(n) => n,
+            Size::Percent(p) => ((footprint as f64) * p / 100.0).floor() as u64,
+        }
+    }
+}
+
+pub fn parse_size(s: &str) -> Result<Size, String> {
+    let t = s.trim();
+    if let Some(p) = t.strip_suffix('%') {
+        let v: f64 = p.trim().parse().map_err(|_| bad_size(s))?;
+        if !(v > 0.0 && v <= 100.0) {
+            return Err(format!("{s:?} is out of range: a share must be in (0%, 100%]"));
+        }
+        return Ok(Size::Percent(v));
+    }
+    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num.trim().parse().map_err(|_| bad_size(s))?;
+    let mult: f64 = match unit.trim() {
+        "" | "B" => 1.0,
+        "KiB" | "K" => 1024.0,
+        "MiB" | "M" => 1024f64.powi(2),
+        "GiB" | "G" => 1024f64.powi(3),
+        "TiB" | "T" => 1024f64.powi(4),
+        "KB" | "kB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "TB" => 1e12,
+        _ => return Err(bad_size(s)),
+    };
+    if !(v.is_finite() && v >= 0.0) {
+        return Err(bad_size(s));
+    }
+    Ok(Size::Absolute((v * mult).round() as u64))
+}
+
+fn bad_size(s: &str) -> String {
+    format!("{s:?} is not a size; expected {SIZE_FORMS}")
+}
+
+/// Parses a duration to nanoseconds.
+pub fn parse_duration_ns(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration; expected {DURATION_FORMS}"))?;
+    let mult = match unit.trim() {
+        "" | "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        "min" => 60e9,
+        "h" => 3600e9,
+        _ => return Err(format!("{s:?} has an unknown unit; expected {DURATION_FORMS}")),
+    };
+    Ok(v * mult)
+}
+
+impl<'de> Deserialize<'de> for Size {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Size;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(SIZE_FORMS)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Size, E> {
+                Ok(Size::Absolute(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Size, E> {
+                if v < 0 {
+                    return Err(E::custom(format!("{v} is negative; expected {SIZE_FORMS}")));
+                }
+                Ok(Size::Absolute(v as u64))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Size, E> {
+                if !(v.is_finite() && v >= 0.0) {
+                    return Err(E::custom(format!("{v} is not a size; expected {SIZE_FORMS}")));
+                }
+                Ok(Size::Absolute(v.round() as u64))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Size, E> {
+                parse_size(v).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Serialize for Size {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Size::Absolute(n) => s.serialize_u64(*n),
+            Size::Percent(p) => s.serialize_str(&format!("{p}%")),
+        }
+    }
+}
+
+/// A duration in nanoseconds, written as a number or a string with a unit.
+#[derive(Clone, Copy, Debug, PartialEq, Default, Serialize)]
+#[serde(transparent)]
+pub struct Nanos(pub f64);
+
+impl<'de> Deserialize<'de> for Nanos {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Nanos;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(DURATION_FORMS)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Nanos, E> {
+                Ok(Nanos(v as f64))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Nanos, E> {
+                Ok(Nanos(v as f64))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Nanos, E> {
+                Ok(Nanos(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Nanos, E> {
+                parse_duration_ns(v).map(Nanos).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("512MiB").unwrap(), Size::Absolute(512 << 20));
+        assert_eq!(parse_size("4KiB").unwrap(), Size::Absolute(4096));
+        assert_eq!(parse_size("4KB").unwrap(), Size::Absolute(4000));
+        assert_eq!(parse_size("1.5GiB").unwrap(), Size::Absolute(3 << 29));
+        assert_eq!(parse_size("10%").unwrap(), Size::Percent(10.0));
+        assert!(parse_size("10 bananas").is_err());
+        assert!(parse_size("0%").is_err());
+        assert!(parse_size("-5MiB").is_err());
+        assert_eq!(Size::Percent(10.0).resolve(914_860), 91_486);
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration_ns("30s").unwrap(), 30e9);
+        assert_eq!(parse_duration_ns("2us").unwrap(), 2000.0);
+        assert_eq!(parse_duration_ns("55").unwrap(), 55.0);
+        assert!(parse_duration_ns("3 fortnights").is_err());
+    }
+}

@@ -1,0 +1,152 @@
+//! `tierlab._core`: converts between Python and tierlab-core, releases the
+//! GIL around the engine and lets Ctrl-C through. Nothing else lives here.
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use tierlab_core::config::Config;
+use tierlab_core::sim::{self, Simulation};
+use tierlab_core::Error;
+
+create_exception!(_core, TierlabError, PyException, "Base class of tierlab's errors.");
+create_exception!(_core, ConfigError, TierlabError, "A config is invalid: the message names the key path.");
+create_exception!(_core, TraceError, TierlabError, "A trace cannot be read: the message names the file and the place.");
+
+/// The one mapping from core errors to Python exceptions.
+fn to_py(e: Error) -> PyErr {
+    match e {
+        Error::Config(e) => ConfigError::new_err(e.to_string()),
+        Error::Trace(e) => TraceError::new_err(e.to_string()),
+    }
+}
+
+/// Runs the engine in chunks of `chunk` requests with the GIL released,
+/// checking for Ctrl-C and reporting progress between chunks.
+fn drive(
+    py: Python<'_>,
+    progress: Option<&Bound<'_, PyAny>>,
+    total: Option<u64>,
+    mut step: impl FnMut() -> Result<(bool, u64), Error> + Send,
+) -> PyResult<()> {
+    loop {
+        let (done, n) = py.allow_threads(&mut step).map_err(to_py)?;
+        py.check_signals()?;
+        if let Some(cb) = progress {
+            cb.call1((n, total))?;
+        }
+        if done {
+            return Ok(());
+        }
+    }
+}
+
+/// simulate(config_json, progress=None, chunk=1_000_000) -> str
+///
+/// Runs a config (JSON of the TOML schema) and returns the result as JSON:
+/// {"summary": {...}, "timeline": {...}}.
+#[pyfunction]
+#[pyo3(signature = (config_json, progress=None, chunk=1_000_000))]
+fn simulate(py: Python<'_>, config_json: &str, progress: Option<Bound<'_, PyAny>>, chunk: u64) -> PyResult<String> {
+    let cfg = Config::from_json_str(config_json).map_err(|e| to_py(e.into()))?;
+    let mut s = py.allow_threads(|| Simulation::new(&cfg)).map_err(to_py)?;
+    let total = s.len_hint();
+    drive(py, progress.as_ref(), total, || {
+        let done = s.step(chunk.max(1))?;
+        Ok((done, s.processed()))
+    })?;
+    let r = s.result();
+    let out = serde_json::json!({ "summary": r, "timeline": r.timeline });
+    Ok(out.to_string())
+}
+
+/// techs() -> str: the built-in technology catalog as a JSON list.
+#[pyfunction]
+fn techs() -> String {
+    serde_json::to_string(tierlab_core::tech::builtin()).expect("the catalog serialises")
+}
+
+/// Calls a Python progress callback from engine threads every `every`
+/// requests, taking the GIL only then; a raised exception (Ctrl-C included)
+/// stops the engine and is re-raised.
+struct Reporter {
+    cb: Option<Py<PyAny>>,
+    every: u64,
+    next: u64,
+    err: Option<PyErr>,
+}
+
+impl Reporter {
+    fn new(cb: Option<Bound<'_, PyAny>>) -> Self {
+        Reporter { cb: cb.map(|c| c.unbind()), every: 1_000_000, next: 1_000_000, err: None }
+    }
+    fn tick(&mut self, n: u64) -> bool {
+        if n < self.next {
+            return true;
+        }
+        self.next = n + self.every;
+        Python::with_gil(|py| {
+            let r = py.check_signals().and_then(|_| match &self.cb {
+                Some(cb) => cb.call1(py, (n, None::<u64>)).map(|_| ()),
+                None => Ok(()),
+            });
+            match r {
+                Ok(()) => true,
+                Err(e) => {
+                    self.err = Some(e);
+                    false
+                }
+            }
+        })
+    }
+    fn finish<T>(self, r: Result<T, tierlab_core::trace::TraceError>) -> PyResult<T> {
+        match (self.err, r) {
+            (Some(e), _) => Err(e),
+            (None, r) => r.map_err(|e| to_py(e.into())),
+        }
+    }
+}
+
+/// trace_stats(config_json, progress=None) -> str
+///
+/// One pass over the config's workload; JSON of the counts and footprint.
+#[pyfunction]
+#[pyo3(signature = (config_json, progress=None))]
+fn trace_stats(py: Python<'_>, config_json: &str, progress: Option<Bound<'_, PyAny>>) -> PyResult<String> {
+    let source = workload_source(config_json)?;
+    let mut rep = Reporter::new(progress);
+    let r = py.allow_threads(|| sim::trace_stats(&source, |n| rep.tick(n)));
+    let st = rep.finish(r)?;
+    Ok(serde_json::to_string(&st).expect("stats serialise"))
+}
+
+/// trace_convert(config_json, out_path, progress=None) -> str
+///
+/// Writes the config's workload as an oracleGeneral file; returns its stats as JSON.
+#[pyfunction]
+#[pyo3(signature = (config_json, out_path, progress=None))]
+fn trace_convert(py: Python<'_>, config_json: &str, out_path: std::path::PathBuf, progress: Option<Bound<'_, PyAny>>) -> PyResult<String> {
+    let source = workload_source(config_json)?;
+    let mut rep = Reporter::new(progress);
+    let r = py.allow_threads(|| sim::convert_to_oracle(&source, &out_path, |n| rep.tick(n)));
+    let st = rep.finish(r)?;
+    Ok(serde_json::to_string(&st).expect("stats serialise"))
+}
+
+/// The workload of a config that may have no tiers (trace tools need none).
+fn workload_source(config_json: &str) -> PyResult<tierlab_core::config::Source> {
+    let w = tierlab_core::config::workload_only_from_json(config_json).map_err(|e| to_py(e.into()))?;
+    w.source().map_err(|e| to_py(e.into()))
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", tierlab_core::VERSION)?;
+    m.add("TierlabError", m.py().get_type::<TierlabError>())?;
+    m.add("ConfigError", m.py().get_type::<ConfigError>())?;
+    m.add("TraceError", m.py().get_type::<TraceError>())?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(techs, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
+    Ok(())
+}

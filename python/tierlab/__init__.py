@@ -1,0 +1,34 @@
+"""tierlab: a fast, trace-driven simulator for extended memory hierarchies.
+
+Examples
+--------
+>>> import tierlab
+>>> r = tierlab.simulate('''
+... [workload]
+... type = "zipf"
+... objects = 1000
+... requests = 20000
+... [[tier]]
+... tech = "DRAM-DDR3"
+... capacity = "10%"
+... ''')
+>>> r.summary["requests"]
+20000
+>>> 0.0 < r.summary["miss_ratio"] < 1.0
+True
+"""
+
+from tierlab._core import __version__
+from tierlab.api import RunResult, simulate, techs, trace_stats
+from tierlab.errors import ConfigError, TierlabError, TraceError
+
+__all__ = [
+    "__version__",
+    "simulate",
+    "techs",
+    "trace_stats",
+    "RunResult",
+    "TierlabError",
+    "ConfigError",
+    "TraceError",
+]

@@ -1,0 +1,120 @@
+"""Terminal rendering (rich). Imported only when a table is printed, so that
+``tierlab run --json`` starts fast."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def console(stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False)
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1024
+    return f"{n:.2f} TiB"
+
+
+def human_ns(ns: float) -> str:
+    for unit, f in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if ns >= f:
+            return f"{ns / f:.3f} {unit}"
+    return f"{ns:.1f} ns"
+
+
+def _cap(t: dict[str, Any], unit: bool) -> str:
+    return f"{t['capacity']:,} obj" if unit else human_bytes(t["capacity"])
+
+
+def print_run(s: dict[str, Any]) -> None:
+    """One column per tier (fastest first) and the backing store, one row per
+    figure: fits a terminal whatever the number of counters."""
+    c = console()
+    unit = bool(s["unit_size"])
+    tiers = s["tiers"]
+    b = s["backing"]
+    t = Table(title=f"tierlab {s['version']}: {s['workload']}", title_justify="left")
+    t.add_column("")
+    for r in tiers:
+        t.add_column(r["name"], justify="right")
+    t.add_column("backing", justify="right")
+
+    def row(label: str, fmt: Any, backing: str = "") -> None:
+        t.add_row(label, *[fmt(r) for r in tiers], backing)
+
+    row("tech", lambda r: r["tech"], b["tech"])
+    row("policy", lambda r: r["policy"])
+    row("capacity", lambda r: _cap(r, unit))
+    row("write policy", lambda r: r["write"])
+    row("hits", lambda r: f"{r['hits']:,}")
+    row("misses", lambda r: f"{r['misses']:,}")
+    row("miss ratio", lambda r: f"{r['miss_ratio']:.4f}")
+    row("byte miss ratio", lambda r: f"{r['byte_miss_ratio']:.4f}")
+    row("reads", lambda r: f"{r['reads']:,}", f"{b['reads']:,}")
+    row("writes", lambda r: f"{r['writes']:,}", f"{b['writes']:,}")
+    row("evictions", lambda r: f"{r['evictions']:,}")
+    row("write-backs", lambda r: f"{r['writebacks']:,}")
+    row("promotions", lambda r: f"{r['promotions']:,}")
+    row("demotions", lambda r: f"{r['demotions']:,}")
+    row("bytes in", lambda r: human_bytes(r["bytes_in"]), human_bytes(b["bytes_written"]))
+    row("bytes out", lambda r: human_bytes(r["bytes_out"]), human_bytes(b["bytes_read"]))
+    c.print(t)
+    c.print(
+        f"{s['fill']} hierarchy; requests {s['requests']:,} (reads {s['reads']:,}, "
+        f"writes {s['writes']:,}, deletes {s['deletes']:,})"
+    )
+    c.print(
+        f"miss ratio {s['miss_ratio']:.6f}  byte miss ratio {s['byte_miss_ratio']:.6f}  "
+        f"AMAT {human_ns(s['amat_ns'])}"
+    )
+    c.print(
+        f"simulated time {human_ns(s['total_time_ns'])}  throughput "
+        f"{s['throughput_rps']:,.0f} req/s, {human_bytes(s['throughput_bytes_per_s'])}/s"
+    )
+
+
+def print_techs(techs: list[dict[str, Any]]) -> None:
+    c = console()
+    t = Table(title="technology catalog (data/techs.toml)", title_justify="left")
+    for col in ("name", "kind", "read", "write", "erase", "MB/s", "unit", "endurance", "$/Gbit"):
+        t.add_column(col, justify="left" if col in ("name", "kind") else "right")
+    t.add_column("source", overflow="fold", max_width=60)
+
+    def opt(v: Any, fmt: str = "{}") -> str:
+        return "" if v is None else fmt.format(v)
+
+    for x in techs:
+        t.add_row(
+            x["name"], x["kind"], human_ns(x["read_ns"]), human_ns(x["write_ns"]),
+            opt(x.get("erase_ns") and human_ns(x["erase_ns"])), opt(x.get("bandwidth_mb_s"), "{:g}"),
+            f"{x['access_unit']}", opt(x.get("endurance"), "{:.0e}"),
+            opt(x.get("price_usd_per_gbit"), "{:g}"), x["source"],
+        )  # fmt: skip
+    c.print(t)
+
+
+def print_stats(name: str, s: dict[str, Any]) -> None:
+    c = console()
+    t = Table(title=f"trace stats: {name}", title_justify="left", show_header=False)
+    t.add_column("what")
+    t.add_column("value", justify="right")
+    n = max(s["requests"], 1)
+    rows = [
+        ("requests", f"{s['requests']:,}"),
+        ("unique keys", f"{s['unique_keys']:,}"),
+        ("footprint", f"{human_bytes(s['footprint_bytes'])} ({s['footprint_bytes']:,} B)"),
+        ("bytes requested", human_bytes(s["bytes_requested"])),
+        ("object size", f"{s['min_size']:,} .. {s['max_size']:,} B"),
+        ("reads", f"{s['reads']:,} ({100 * s['reads'] / n:.1f}%)"),
+        ("writes", f"{s['writes']:,} ({100 * s['writes'] / n:.1f}%)"),
+        ("deletes", f"{s['deletes']:,} ({100 * s['deletes'] / n:.1f}%)"),
+    ]
+    for k, v in rows:
+        t.add_row(k, v)
+    c.print(t)

@@ -1,0 +1,250 @@
+"""The ``tierlab`` command line.
+
+Data goes to stdout, diagnostics to stderr. Bad input of any kind ends in one
+line ``error: ...`` and exit code 2; never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+
+
+def _add_trace_opts(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--format",
+        choices=["oracle", "csv"],
+        help="trace format (default: from the file name; .csv/.txt is csv, else oracle)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from tierlab import __version__
+
+    p = argparse.ArgumentParser(
+        prog="tierlab",
+        description="Simulate extended memory hierarchies (DRAM, file memory, flash, "
+        "SCM, disk) over traces and synthetic workloads.",
+    )
+    p.add_argument("--version", action="version", version=f"tierlab {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser(
+        "run",
+        help="run a hierarchy config over its workload or a trace",
+        description="Run a hierarchy config (TOML) over its [workload] or over --trace, "
+        "and print per-tier results.",
+    )
+    run.add_argument("config", help="hierarchy config (TOML)")
+    run.add_argument("--trace", help="trace file replacing the config's [workload]")
+    _add_trace_opts(run)
+    run.add_argument(
+        "--unit-size",
+        action="store_true",
+        default=None,
+        help="count every object as size 1; capacities count objects",
+    )
+    run.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    run.add_argument("--timeline", metavar="CSV", help="also write the interval timeline as CSV")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    techs = sub.add_parser(
+        "techs",
+        help="list the technology catalog",
+        description="List the built-in technologies with their figures and sources.",
+    )
+    techs.add_argument("--json", action="store_true", help="print JSON")
+
+    trace = sub.add_parser(
+        "trace", help="inspect and convert traces", description="Inspect and convert traces."
+    )
+    tsub = trace.add_subparsers(dest="trace_command", required=True, metavar="COMMAND")
+    stats = tsub.add_parser(
+        "stats",
+        help="requests, unique keys, footprint, read/write mix",
+        description="Print requests, unique keys, footprint bytes and read/write mix of a "
+        "trace file, or of a config's [workload] (a .toml file).",
+    )
+    stats.add_argument("input", help="trace file, or a config whose [workload] to read")
+    _add_trace_opts(stats)
+    stats.add_argument("--json", action="store_true", help="print JSON")
+    conv = tsub.add_parser(
+        "convert",
+        help="write a trace or a workload as oracleGeneral",
+        description="Write a trace file, or a config's [workload] (a .toml file), as "
+        "libCacheSim's oracleGeneral binary format with next-access times.",
+    )
+    conv.add_argument("input", help="trace file, or a config whose [workload] to write")
+    conv.add_argument("output", help="oracleGeneral file to write")
+    _add_trace_opts(conv)
+
+    bench = sub.add_parser(
+        "bench",
+        help="time tierlab on a trace",
+        description="Time the engine on an oracleGeneral trace for a set of policies "
+        "(median of repeats). benches/vs_libcachesim.py puts these figures beside "
+        "libCacheSim's.",
+    )
+    bench.add_argument("trace", help="oracleGeneral trace file")
+    bench.add_argument("--policies", default="lru,fifo,clock", help="comma-separated policies")
+    bench.add_argument(
+        "--capacity", default="10%", help="cache size: objects, a size, or a share (default 10%%)"
+    )
+    bench.add_argument(
+        "--tiers",
+        type=int,
+        choices=[1, 3],
+        default=1,
+        help="1: one tier; 3: DRAM + NAND + SSD exclusive, capacity split 1:2:4",
+    )
+    bench.add_argument("--repeat", type=int, default=5, help="repetitions (median reported)")
+    bench.add_argument("--json", action="store_true", help="print JSON")
+    return p
+
+
+def _err(msg: str, hint: str | None = None) -> int:
+    print(f"error: {msg}", file=sys.stderr)
+    if hint:
+        print(f"hint: {hint}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+@contextmanager
+def _progress(enabled: bool, label: str) -> Iterator[Callable[[int, int | None], None] | None]:
+    """A rich progress bar on stderr, only when stderr is a terminal."""
+    if not (enabled and sys.stderr.isatty()):
+        yield None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    from tierlab._format import console
+
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task(label, total=None)
+
+        def update(done: int, total: int | None) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+def cmd_run(a: argparse.Namespace) -> int:
+    from tierlab.api import simulate
+
+    with _progress(not a.no_progress and not a.json, "simulating") as cb:
+        r = simulate(a.config, a.trace, format=a.format, unit_size=a.unit_size, progress=cb)
+    if a.timeline:
+        r.timeline.to_csv(a.timeline, index=False)
+    if a.json:
+        print(r.to_json())
+    else:
+        from tierlab._format import print_run
+
+        print_run(r.summary)
+    return 0
+
+
+def cmd_techs(a: argparse.Namespace) -> int:
+    from tierlab.api import techs
+
+    t = techs()
+    if a.json:
+        print(json.dumps(t, indent=1))
+    else:
+        from tierlab._format import print_techs
+
+        print_techs(t)
+    return 0
+
+
+def cmd_trace(a: argparse.Namespace) -> int:
+    from tierlab.api import trace_convert, trace_stats
+
+    if a.trace_command == "stats":
+        with _progress(not a.json, "reading") as cb:
+            s = trace_stats(a.input, a.format, progress=cb)
+        if a.json:
+            print(json.dumps(s))
+        else:
+            from tierlab._format import print_stats
+
+            print_stats(a.input, s)
+        return 0
+    with _progress(True, "converting (2 passes)") as cb:
+        s = trace_convert(a.input, a.output, a.format, progress=cb)
+    print(f"wrote {s['requests']:,} requests ({s['unique_keys']:,} keys) to {a.output}")
+    return 0
+
+
+def cmd_bench(a: argparse.Namespace) -> int:
+    from tierlab.bench import print_bench, run_bench
+
+    if a.repeat < 1:
+        return _err(f"--repeat {a.repeat}: must be at least 1")
+    policies = [p.strip() for p in a.policies.split(",") if p.strip()]
+    rows = run_bench(a.trace, policies, a.capacity, a.tiers, a.repeat)
+    if a.json:
+        print(json.dumps(rows))
+    else:
+        print_bench(a.trace, rows)
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "run": cmd_run,
+    "techs": cmd_techs,
+    "trace": cmd_trace,
+    "bench": cmd_bench,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``tierlab`` command."""
+    from tierlab.errors import ConfigError, TierlabError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except ConfigError as e:
+        return _err(str(e), _hint(str(e)))
+    except TierlabError as e:
+        return _err(str(e))
+    except OSError as e:
+        where = f"{e.filename}: " if e.filename else ""
+        return _err(f"{where}{e.strerror or e}")
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return 0
+
+
+def _hint(msg: str) -> str | None:
+    if "unknown technology" in msg:
+        return "`tierlab techs` lists the catalog; [techs.NAME] in a config adds one"
+    if msg.startswith("workload: missing"):
+        return "tierlab run CONFIG --trace FILE"
+    return None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

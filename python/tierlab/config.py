@@ -1,0 +1,95 @@
+"""Loading configs: a path, TOML text or a dict, in the one schema the engine
+checks (crates/tierlab-core/src/config.rs). Python only reads TOML, resolves
+relative paths and applies command-line overrides; every rule about what is
+valid lives in the engine, so TOML, CLI and API can never disagree.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from tierlab.errors import ConfigError
+
+Config = dict[str, Any]
+ConfigLike = str | os.PathLike[str] | Mapping[str, Any]
+
+
+def _looks_like_path(s: str) -> bool:
+    return "\n" not in s and ("=" not in s or s.endswith(".toml"))
+
+
+def load_config(config: ConfigLike) -> Config:
+    """Returns a config as a plain dict.
+
+    ``config`` is a path to a TOML file, TOML text, or a mapping. Relative
+    trace paths in a file are taken relative to the file's folder.
+    """
+    if isinstance(config, Mapping):
+        return copy.deepcopy(dict(config))
+    if isinstance(config, os.PathLike) or (isinstance(config, str) and _looks_like_path(config)):
+        path = Path(config)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ConfigError(f"{path}: no such config file") from None
+        except OSError as e:
+            raise ConfigError(f"{path}: {e.strerror}") from None
+        cfg = _parse(text, str(path))
+        _resolve_paths(cfg, path.parent)
+        return cfg
+    if isinstance(config, str):
+        return _parse(config, "config")
+    raise ConfigError(f"config: expected a path, TOML text or a dict, not {type(config).__name__}")
+
+
+def _parse(text: str, where: str) -> Config:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{where}: invalid TOML: {e}") from None
+
+
+def _resolve_paths(cfg: Config, base: Path) -> None:
+    w = cfg.get("workload")
+    if isinstance(w, dict) and isinstance(w.get("path"), str):
+        p = Path(w["path"]).expanduser()
+        if not p.is_absolute():
+            w["path"] = str(base / p)
+
+
+def with_trace(
+    cfg: Config,
+    path: str | os.PathLike[str],
+    fmt: str | None = None,
+    unit_size: bool | None = None,
+) -> Config:
+    """Replaces the config's workload by a trace file (``--trace``).
+
+    ``unit_size`` is kept from the config's workload unless given.
+    """
+    old = cfg.get("workload") if isinstance(cfg.get("workload"), dict) else {}
+    w: dict[str, Any] = {"type": "trace", "path": str(path)}
+    if fmt is not None:
+        w["format"] = fmt
+    if unit_size is None:
+        unit_size = bool(old.get("unit_size", False))
+    w["unit_size"] = unit_size
+    if isinstance(old.get("csv"), dict) and fmt in (None, "csv"):
+        w["csv"] = old["csv"]
+    out = dict(cfg)
+    out["workload"] = w
+    return out
+
+
+def to_json(cfg: Config) -> str:
+    """The config as the JSON the engine reads."""
+    try:
+        return json.dumps(cfg)
+    except TypeError as e:
+        raise ConfigError(f"config: a value cannot be used: {e}") from None
