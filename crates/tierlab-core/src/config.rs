@@ -24,7 +24,10 @@ pub struct ConfigError {
 
 impl ConfigError {
     pub fn at(path: impl Into<String>, msg: impl Into<String>) -> Self {
-        ConfigError { path: path.into(), msg: msg.into() }
+        ConfigError {
+            path: path.into(),
+            msg: msg.into(),
+        }
     }
 }
 
@@ -138,7 +141,10 @@ fn hdd() -> String {
 
 impl Default for BackingConfig {
     fn default() -> Self {
-        BackingConfig { tech: hdd(), overhead: Nanos(0.0) }
+        BackingConfig {
+            tech: hdd(),
+            overhead: Nanos(0.0),
+        }
     }
 }
 
@@ -155,7 +161,11 @@ pub struct RunConfig {
 
 impl Default for RunConfig {
     fn default() -> Self {
-        RunConfig { interval: 100_000, compute: Nanos(0.0), max_requests: None }
+        RunConfig {
+            interval: 100_000,
+            compute: Nanos(0.0),
+            max_requests: None,
+        }
     }
 }
 
@@ -170,7 +180,11 @@ pub enum Source {
 fn from_de<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Config, ConfigError> {
     let cfg: Config = serde_path_to_error::deserialize(d).map_err(|e| {
         let path = e.path().to_string();
-        let path = if path == "." { "config".to_string() } else { path };
+        let path = if path == "." {
+            "config".to_string()
+        } else {
+            path
+        };
         let mut msg = e.into_inner().to_string();
         // The toml crate appends its own "in `a.b`" locator; ours is the path.
         if let Some(i) = msg.find("\nin `") {
@@ -186,7 +200,9 @@ impl Config {
     pub fn from_toml_str(s: &str) -> Result<Self, ConfigError> {
         // Syntax first (its error carries line and column), then the schema
         // from the parsed table, whose errors carry the key path.
-        let v: toml::Table = s.parse().map_err(|e: toml::de::Error| ConfigError::at("config", e.to_string().trim_end().to_string()))?;
+        let v: toml::Table = s.parse().map_err(|e: toml::de::Error| {
+            ConfigError::at("config", e.to_string().trim_end().to_string())
+        })?;
         from_de(toml::Value::Table(v))
     }
 
@@ -199,7 +215,8 @@ impl Config {
     pub fn catalog(&self) -> Result<Catalog, ConfigError> {
         let mut c = Catalog::builtin();
         for (name, o) in &self.techs {
-            c.apply(name, o).map_err(|(f, e)| ConfigError::at(format!("techs.{name}.{f}"), e.to_string()))?;
+            c.apply(name, o)
+                .map_err(|(f, e)| ConfigError::at(format!("techs.{name}.{f}"), e.to_string()))?;
         }
         Ok(c)
     }
@@ -208,12 +225,16 @@ impl Config {
     pub fn validate(&self) -> Result<(), ConfigError> {
         let cat = self.catalog()?;
         if self.tiers.is_empty() {
-            return Err(ConfigError::at("tier", "at least one [[tier]] is required (tiers are listed fastest first)"));
+            return Err(ConfigError::at(
+                "tier",
+                "at least one [[tier]] is required (tiers are listed fastest first)",
+            ));
         }
         let mut names = std::collections::HashSet::new();
         for (i, t) in self.tiers.iter().enumerate() {
             let p = |f: &str| format!("tier[{i}].{f}");
-            cat.get(&t.tech).map_err(|e| ConfigError::at(p("tech"), e.to_string()))?;
+            cat.get(&t.tech)
+                .map_err(|e| ConfigError::at(p("tech"), e.to_string()))?;
             if t.capacity == Size::Absolute(0) {
                 return Err(ConfigError::at(p("capacity"), "must be greater than zero"));
             }
@@ -221,28 +242,47 @@ impl Config {
                 return Err(ConfigError::at(p("slowdown"), format!("{} is out of range; must be a positive factor (1 = the medium's own speed)", t.slowdown)));
             }
             if !(t.overhead.0 >= 0.0 && t.overhead.0.is_finite()) {
-                return Err(ConfigError::at(p("overhead"), format!("{} ns is out of range; must be zero or more", t.overhead.0)));
+                return Err(ConfigError::at(
+                    p("overhead"),
+                    format!("{} ns is out of range; must be zero or more", t.overhead.0),
+                ));
             }
             if let Some(f) = t.flush_interval {
                 if !(f.0 > 0.0) {
-                    return Err(ConfigError::at(p("flush_interval"), "must be a positive duration"));
+                    return Err(ConfigError::at(
+                        p("flush_interval"),
+                        "must be a positive duration",
+                    ));
                 }
             }
             if !names.insert(self.tier_name(i)) {
-                return Err(ConfigError::at(p("name"), format!("{:?} is used by two tiers; names must be unique", self.tier_name(i))));
+                return Err(ConfigError::at(
+                    p("name"),
+                    format!(
+                        "{:?} is used by two tiers; names must be unique",
+                        self.tier_name(i)
+                    ),
+                ));
             }
         }
-        cat.get(&self.backing.tech).map_err(|e| ConfigError::at("backing.tech", e.to_string()))?;
+        cat.get(&self.backing.tech)
+            .map_err(|e| ConfigError::at("backing.tech", e.to_string()))?;
         if !(self.backing.overhead.0 >= 0.0) {
             return Err(ConfigError::at("backing.overhead", "must be zero or more"));
         }
         if let Some(f) = self.hierarchy.flush_interval {
             if !(f.0 > 0.0) {
-                return Err(ConfigError::at("hierarchy.flush_interval", "must be a positive duration"));
+                return Err(ConfigError::at(
+                    "hierarchy.flush_interval",
+                    "must be a positive duration",
+                ));
             }
         }
         if self.run.interval == 0 {
-            return Err(ConfigError::at("run.interval", "must be at least 1 request"));
+            return Err(ConfigError::at(
+                "run.interval",
+                "must be at least 1 request",
+            ));
         }
         if !(self.run.compute.0 >= 0.0) {
             return Err(ConfigError::at("run.compute", "must be zero or more"));
@@ -254,7 +294,10 @@ impl Config {
     }
 
     pub fn tier_name(&self, i: usize) -> String {
-        self.tiers[i].name.clone().unwrap_or_else(|| self.tiers[i].tech.to_lowercase())
+        self.tiers[i]
+            .name
+            .clone()
+            .unwrap_or_else(|| self.tiers[i].tech.to_lowercase())
     }
 
     pub fn workload(&self) -> Result<&WorkloadConfig, ConfigError> {
@@ -272,8 +315,14 @@ pub fn workload_only_from_json(s: &str) -> Result<WorkloadConfig, ConfigError> {
         workload: Option<WorkloadConfig>,
     }
     let mut d = serde_json::Deserializer::from_str(s);
-    let only: Only = serde_path_to_error::deserialize(&mut d).map_err(|e| ConfigError::at(e.path().to_string(), e.into_inner().to_string()))?;
-    let w = only.workload.ok_or_else(|| ConfigError::at("workload", "missing: a [workload] table or a trace file is required"))?;
+    let only: Only = serde_path_to_error::deserialize(&mut d)
+        .map_err(|e| ConfigError::at(e.path().to_string(), e.into_inner().to_string()))?;
+    let w = only.workload.ok_or_else(|| {
+        ConfigError::at(
+            "workload",
+            "missing: a [workload] table or a trace file is required",
+        )
+    })?;
     w.source()?;
     Ok(w)
 }
@@ -291,7 +340,10 @@ impl WorkloadConfig {
         };
         let unused = |f: &str, set: bool| {
             if set {
-                Err(ConfigError::at(p(f), format!("not used by type = {kind:?}")))
+                Err(ConfigError::at(
+                    p(f),
+                    format!("not used by type = {kind:?}"),
+                ))
             } else {
                 Ok(())
             }
@@ -307,7 +359,10 @@ impl WorkloadConfig {
             ] {
                 unused(f, set)?;
             }
-            let path = self.path.clone().ok_or_else(|| ConfigError::at(p("path"), "required for type = \"trace\""))?;
+            let path = self
+                .path
+                .clone()
+                .ok_or_else(|| ConfigError::at(p("path"), "required for type = \"trace\""))?;
             let format = self.format.unwrap_or_else(|| {
                 let name = path.to_string_lossy().to_lowercase();
                 if name.ends_with(".csv") || name.ends_with(".txt") {
@@ -323,7 +378,8 @@ impl WorkloadConfig {
                 }
                 Format::Csv => {
                     let o = self.csv.clone().unwrap_or_default();
-                    o.validate().map_err(|(f, m)| ConfigError::at(format!("workload.csv.{f}"), m))?;
+                    o.validate()
+                        .map_err(|(f, m)| ConfigError::at(format!("workload.csv.{f}"), m))?;
                     Ok(Source::Csv(path, o))
                 }
             };
@@ -334,7 +390,12 @@ impl WorkloadConfig {
         if self.kind != WorkloadKind::Zipf {
             unused("alpha", self.alpha.is_some())?;
         }
-        let requests = self.requests.ok_or_else(|| ConfigError::at(p("requests"), "required: the number of requests to generate"))?;
+        let requests = self.requests.ok_or_else(|| {
+            ConfigError::at(
+                p("requests"),
+                "required: the number of requests to generate",
+            )
+        })?;
         if requests == 0 {
             return Err(ConfigError::at(p("requests"), "must be at least 1"));
         }
@@ -342,25 +403,49 @@ impl WorkloadConfig {
             (WorkloadKind::Scan, o) => o.unwrap_or(requests),
             (_, Some(0)) => return Err(ConfigError::at(p("objects"), "must be at least 1")),
             (_, Some(o)) => o,
-            (_, None) => return Err(ConfigError::at(p("objects"), "required: the number of distinct objects")),
+            (_, None) => {
+                return Err(ConfigError::at(
+                    p("objects"),
+                    "required: the number of distinct objects",
+                ))
+            }
         };
         if self.kind == WorkloadKind::Zipf && objects > u32::MAX as u64 {
-            return Err(ConfigError::at(p("objects"), "at most 4294967295 objects for zipf"));
+            return Err(ConfigError::at(
+                p("objects"),
+                "at most 4294967295 objects for zipf",
+            ));
         }
         let object_size = match self.object_size.unwrap_or(Size::Absolute(4096)) {
             Size::Absolute(n) if n >= 1 && n <= u32::MAX as u64 => n as u32,
-            Size::Absolute(n) => return Err(ConfigError::at(p("object_size"), format!("{n} is out of range; allowed 1 B to 4 GiB - 1"))),
-            Size::Percent(_) => return Err(ConfigError::at(p("object_size"), "must be a size in bytes, not a share")),
+            Size::Absolute(n) => {
+                return Err(ConfigError::at(
+                    p("object_size"),
+                    format!("{n} is out of range; allowed 1 B to 4 GiB - 1"),
+                ))
+            }
+            Size::Percent(_) => {
+                return Err(ConfigError::at(
+                    p("object_size"),
+                    "must be a size in bytes, not a share",
+                ))
+            }
         };
         let write_ratio = self.write_ratio.unwrap_or(0.0);
         if !(0.0..=1.0).contains(&write_ratio) {
-            return Err(ConfigError::at(p("write_ratio"), format!("{write_ratio} is out of range; allowed 0.0 to 1.0")));
+            return Err(ConfigError::at(
+                p("write_ratio"),
+                format!("{write_ratio} is out of range; allowed 0.0 to 1.0"),
+            ));
         }
         let pattern = match self.kind {
             WorkloadKind::Zipf => {
                 let alpha = self.alpha.unwrap_or(1.0);
                 if !(alpha >= 0.0 && alpha.is_finite()) {
-                    return Err(ConfigError::at(p("alpha"), format!("{alpha} is out of range; must be zero or more")));
+                    return Err(ConfigError::at(
+                        p("alpha"),
+                        format!("{alpha} is out of range; must be zero or more"),
+                    ));
                 }
                 Pattern::Zipf { alpha }
             }
@@ -416,7 +501,12 @@ policy = { type = "clock", bits = 2 }
     #[test]
     fn errors_name_the_key_path() {
         let e = err(&OK.replace("policy = \"lru\"", "policy = \"lruu\""));
-        assert!(e.starts_with("tier[0].policy: unknown policy \"lruu\"; expected one of lru, fifo, clock"), "{e}");
+        assert!(
+            e.starts_with(
+                "tier[0].policy: unknown policy \"lruu\"; expected one of lru, fifo, clock"
+            ),
+            "{e}"
+        );
         let e = err(&OK.replace("bits = 2", "bits = 9"));
         assert!(e.contains("tier[1].policy: bits: 9 is out of range"), "{e}");
         let e = err(&OK.replace("bits = 2", "bitz = 2"));
@@ -426,14 +516,31 @@ policy = { type = "clock", bits = 2 }
         let e = err(&OK.replace("capacity = \"1MiB\"", "capacity = -5"));
         assert!(e.starts_with("tier[0].capacity: -5 is negative"), "{e}");
         let e = err(&OK.replace("tech = \"NAND-SLC\"", "tech = \"NAND-QLC\""));
-        assert!(e.starts_with("tier[1].tech: unknown technology \"NAND-QLC\"; known: "), "{e}");
+        assert!(
+            e.starts_with("tier[1].tech: unknown technology \"NAND-QLC\"; known: "),
+            "{e}"
+        );
         let e = err(&OK.replace("alpha = 1.0", "alpha = 1.0\ncolour = 3"));
-        assert!(e.starts_with("workload.colour: unknown field `colour`, expected one of"), "{e}");
+        assert!(
+            e.starts_with("workload.colour: unknown field `colour`, expected one of"),
+            "{e}"
+        );
         let e = err(&OK.replace("type = \"zipf\"", "type = \"zipfian\""));
-        assert!(e.starts_with("workload.type: unknown variant `zipfian`, expected one of `zipf`"), "{e}");
-        let e = err(&format!("{OK}\n[techs.SLOW]\nbase = \"HDD\"\nread_ns = -3\n"));
-        assert!(e.starts_with("techs.SLOW.read_ns: read_ns = -3 is out of range"), "{e}");
-        let e = err(&OK.replace("[[tier]]\nname = \"dram\"", "[[tier]]\nname = \"dram\"\nslowdown = 0"));
+        assert!(
+            e.starts_with("workload.type: unknown variant `zipfian`, expected one of `zipf`"),
+            "{e}"
+        );
+        let e = err(&format!(
+            "{OK}\n[techs.SLOW]\nbase = \"HDD\"\nread_ns = -3\n"
+        ));
+        assert!(
+            e.starts_with("techs.SLOW.read_ns: read_ns = -3 is out of range"),
+            "{e}"
+        );
+        let e = err(&OK.replace(
+            "[[tier]]\nname = \"dram\"",
+            "[[tier]]\nname = \"dram\"\nslowdown = 0",
+        ));
         assert!(e.starts_with("tier[0].slowdown: 0 is out of range"), "{e}");
         let e = err(&OK.replace("type = \"zipf\"", "type = \"trace\""));
         assert_eq!(e, "workload.alpha: not used by type = \"trace\"");

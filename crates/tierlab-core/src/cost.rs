@@ -35,7 +35,12 @@ impl AccessCost {
 
     #[inline(always)]
     fn transfer(&self, size: u32) -> f64 {
-        let bytes = (size as u64).div_ceil(self.unit) * self.unit;
+        // Catalog units are powers of two: round with a mask, not a division.
+        let bytes = if self.unit.is_power_of_two() {
+            (size as u64 + self.unit - 1) & !(self.unit - 1)
+        } else {
+            (size as u64).div_ceil(self.unit) * self.unit
+        };
         bytes as f64 * self.ns_per_byte
     }
 

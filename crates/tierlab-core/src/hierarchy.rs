@@ -75,7 +75,13 @@ pub struct Hierarchy {
 pub type Level = usize;
 
 impl Hierarchy {
-    pub fn new(tiers: Vec<Tier>, fill: Fill, backing_cost: AccessCost, flush_every: Vec<f64>, compute_ns: f64) -> Self {
+    pub fn new(
+        tiers: Vec<Tier>,
+        fill: Fill,
+        backing_cost: AccessCost,
+        flush_every: Vec<f64>,
+        compute_ns: f64,
+    ) -> Self {
         let next_flush = flush_every.iter().copied().fold(f64::INFINITY, f64::min);
         Hierarchy {
             flush_due: flush_every.clone(),
@@ -132,7 +138,11 @@ impl Hierarchy {
             self.totals.bytes_missed += size;
         }
 
-        let mut lat = if is_write { self.write_request(req, level, slot) } else { self.read_request(req, level, slot) };
+        let mut lat = if is_write {
+            self.write_request(req, level, slot)
+        } else {
+            self.read_request(req, level, slot)
+        };
         if !self.pending.is_empty() {
             lat += self.settle(req);
         }
@@ -226,13 +236,25 @@ impl Hierarchy {
     #[inline]
     fn place(&mut self, j: usize, req: &Request, dirty: bool) -> f64 {
         let t = &mut self.tiers[j];
-        if t.insert(req, dirty, &mut self.victims) {
-            for v in self.victims.drain(..) {
+        if !t.insert(req, dirty, &mut self.victims) {
+            return 0.0;
+        }
+        let cost = t.cost.write(req.size);
+        if !self.victims.is_empty() {
+            self.queue_victims(j);
+        }
+        cost
+    }
+
+    /// Queues the victims tier `j` just evicted. A clean victim that moves
+    /// nowhere (inclusive, or out of the last tier) is dropped here.
+    #[inline]
+    fn queue_victims(&mut self, j: usize) {
+        let moves_clean = self.fill == Fill::Exclusive && j + 1 < self.tiers.len();
+        for v in self.victims.drain(..) {
+            if v.dirty || moves_clean {
                 self.pending.push((j, v));
             }
-            t.cost.write(req.size)
-        } else {
-            0.0
         }
     }
 
@@ -258,11 +280,14 @@ impl Hierarchy {
                     return lat;
                 }
             } else {
-                let r = Request { key, size, op: Op::Write, ..Default::default() };
+                let r = Request {
+                    key,
+                    size,
+                    op: Op::Write,
+                    ..Default::default()
+                };
                 if t.insert(&r, wb, &mut self.victims) {
-                    for v in self.victims.drain(..) {
-                        self.pending.push((j, v));
-                    }
+                    self.queue_victims(j);
                     if wb {
                         return lat;
                     }
@@ -304,13 +329,17 @@ impl Hierarchy {
                     below.c.demotions += 1;
                     // A write-through tier holds no dirty data: the data goes on to the store.
                     let keep_dirty = v.dirty && below.write_back;
-                    let r = Request { key: v.key, size: v.size, op: Op::Read, time: req.time, next_access: -1 };
+                    let r = Request {
+                        key: v.key,
+                        size: v.size,
+                        op: Op::Read,
+                        time: req.time,
+                        next_access: -1,
+                    };
                     let placed = below.insert(&r, keep_dirty, &mut self.victims);
                     if placed {
                         lat += below.cost.write(v.size);
-                        for w in self.victims.drain(..) {
-                            self.pending.push((j + 1, w));
-                        }
+                        self.queue_victims(j + 1);
                     }
                     if v.dirty && !(placed && keep_dirty) {
                         lat += self.backing_write(v.size);

@@ -28,9 +28,21 @@ pub struct Request {
 
 impl Request {
     pub fn read(key: u64, size: u32) -> Self {
-        Request { time: 0, key, size, op: Op::Read, next_access: -1 }
+        Request {
+            time: 0,
+            key,
+            size,
+            op: Op::Read,
+            next_access: -1,
+        }
     }
     pub fn write(key: u64, size: u32) -> Self {
-        Request { time: 0, key, size, op: Op::Write, next_access: -1 }
+        Request {
+            time: 0,
+            key,
+            size,
+            op: Op::Write,
+            next_access: -1,
+        }
     }
 }

@@ -48,10 +48,16 @@ pub struct TraceStats {
 /// One pass over a source: counts, distinct keys, footprint.
 /// `progress` is told the requests read so far after each batch and returns
 /// false to stop (the caller was interrupted).
-pub fn trace_stats(source: &Source, mut progress: impl FnMut(u64) -> bool) -> Result<TraceStats, TraceError> {
+pub fn trace_stats(
+    source: &Source,
+    mut progress: impl FnMut(u64) -> bool,
+) -> Result<TraceStats, TraceError> {
     let mut src = open(source)?;
     let mut seen = KeySet::default();
-    let mut s = TraceStats { min_size: u32::MAX, ..Default::default() };
+    let mut s = TraceStats {
+        min_size: u32::MAX,
+        ..Default::default()
+    };
     let mut buf = Vec::with_capacity(BATCH);
     while src.next_batch(&mut buf, BATCH)? > 0 {
         for r in &buf {
@@ -84,7 +90,11 @@ pub fn trace_stats(source: &Source, mut progress: impl FnMut(u64) -> bool) -> Re
 /// libCacheSim's converter writes them). Two passes: the first keeps only the
 /// keys, so memory is 16 bytes per request, not the whole trace. `progress`
 /// sees the records read over both passes.
-pub fn convert_to_oracle(source: &Source, out: &std::path::Path, mut progress: impl FnMut(u64) -> bool) -> Result<TraceStats, TraceError> {
+pub fn convert_to_oracle(
+    source: &Source,
+    out: &std::path::Path,
+    mut progress: impl FnMut(u64) -> bool,
+) -> Result<TraceStats, TraceError> {
     let mut keys: Vec<u64> = Vec::new();
     {
         let mut src = open(source)?;
@@ -111,10 +121,16 @@ pub fn convert_to_oracle(source: &Source, out: &std::path::Path, mut progress: i
     let mut buf = Vec::with_capacity(BATCH);
     let mut i = 0usize;
     let mut seen = KeySet::default();
-    let mut s = TraceStats { min_size: u32::MAX, ..Default::default() };
+    let mut s = TraceStats {
+        min_size: u32::MAX,
+        ..Default::default()
+    };
     while src.next_batch(&mut buf, BATCH)? > 0 {
         for r in &buf {
-            let rec = Request { next_access: next[i], ..*r };
+            let rec = Request {
+                next_access: next[i],
+                ..*r
+            };
             w.write(&rec)?;
             i += 1;
             s.requests += 1;
@@ -133,6 +149,65 @@ pub fn convert_to_oracle(source: &Source, out: &std::path::Path, mut progress: i
     w.finish()?;
     s.unique_keys = seen.len() as u64;
     Ok(s)
+}
+
+/// Builds the hierarchy a config describes. `footprint` (bytes, or objects
+/// with `unit_size`) resolves capacities given as a share; `seed` seeds
+/// randomised policies. Tests and benches use this to drive a hierarchy with
+/// requests of their own.
+pub fn build_hierarchy(
+    cfg: &Config,
+    footprint: u64,
+    unit_size: bool,
+    seed: u64,
+) -> Result<(Hierarchy, Vec<TierMeta>), Error> {
+    cfg.validate()?;
+    let cat = cfg.catalog()?;
+    let mut tiers = Vec::with_capacity(cfg.tiers.len());
+    let mut meta = Vec::with_capacity(cfg.tiers.len());
+    let mut flush = Vec::with_capacity(cfg.tiers.len());
+    for (i, t) in cfg.tiers.iter().enumerate() {
+        let capacity = t.capacity.resolve(footprint);
+        if capacity == 0 {
+            return Err(ConfigError::at(
+            format!("tier[{i}].capacity"),
+            format!("{:?} of a footprint of {footprint} is less than one unit; use a larger share or an absolute size", t.capacity),
+        )
+        .into());
+        }
+        let tech = cat
+            .get(&t.tech)
+            .map_err(|e| ConfigError::at(format!("tier[{i}].tech"), e.to_string()))?;
+        let write_back =
+            t.write.unwrap_or(cfg.hierarchy.write) == crate::config::WritePolicy::WriteBack;
+        let policy = t.policy.build(&BuildCtx { capacity, seed });
+        tiers.push(Tier::new(
+            cfg.tier_name(i),
+            capacity,
+            unit_size,
+            policy,
+            write_back,
+            AccessCost::new(tech, t.slowdown, t.overhead.0),
+        ));
+        meta.push(TierMeta {
+            tech: t.tech.clone(),
+            policy: t.policy.name().into(),
+        });
+        let every = t
+            .flush_interval
+            .or(cfg.hierarchy.flush_interval)
+            .map_or(f64::INFINITY, |n| n.0);
+        flush.push(if write_back { every } else { f64::INFINITY });
+    }
+    let backing = cat
+        .get(&cfg.backing.tech)
+        .map_err(|e| ConfigError::at("backing.tech", e.to_string()))?;
+    let backing_cost = AccessCost::new(backing, 1.0, cfg.backing.overhead.0);
+    let fill: Fill = cfg.hierarchy.fill;
+    Ok((
+        Hierarchy::new(tiers, fill, backing_cost, flush, cfg.run.compute.0),
+        meta,
+    ))
 }
 
 pub struct Simulation {
@@ -156,9 +231,11 @@ impl Simulation {
         cfg.validate()?;
         let w: &WorkloadConfig = cfg.workload()?;
         let source = w.source()?;
-        let cat = cfg.catalog()?;
         // A share of the footprint needs the footprint: one pre-pass.
-        let needs_footprint = cfg.tiers.iter().any(|t| matches!(t.capacity, Size::Percent(_)));
+        let needs_footprint = cfg
+            .tiers
+            .iter()
+            .any(|t| matches!(t.capacity, Size::Percent(_)));
         let footprint = if needs_footprint {
             let s = trace_stats(&source, |_| true)?;
             if w.unit_size {
@@ -169,31 +246,7 @@ impl Simulation {
         } else {
             0
         };
-        let seed = w.seed.unwrap_or(42);
-        let mut tiers = Vec::with_capacity(cfg.tiers.len());
-        let mut meta = Vec::with_capacity(cfg.tiers.len());
-        let mut flush = Vec::with_capacity(cfg.tiers.len());
-        for (i, t) in cfg.tiers.iter().enumerate() {
-            let capacity = t.capacity.resolve(footprint);
-            if capacity == 0 {
-                return Err(ConfigError::at(
-                    format!("tier[{i}].capacity"),
-                    format!("{:?} of a footprint of {footprint} is less than one unit; use a larger share or an absolute size", t.capacity),
-                )
-                .into());
-            }
-            let tech = cat.get(&t.tech).map_err(|e| ConfigError::at(format!("tier[{i}].tech"), e.to_string()))?;
-            let write_back = t.write.unwrap_or(cfg.hierarchy.write) == crate::config::WritePolicy::WriteBack;
-            let policy = t.policy.build(&BuildCtx { capacity, seed });
-            tiers.push(Tier::new(cfg.tier_name(i), capacity, w.unit_size, policy, write_back, AccessCost::new(tech, t.slowdown, t.overhead.0)));
-            meta.push(TierMeta { tech: t.tech.clone(), policy: t.policy.name().into() });
-            let every = t.flush_interval.or(cfg.hierarchy.flush_interval).map_or(f64::INFINITY, |n| n.0);
-            flush.push(if write_back { every } else { f64::INFINITY });
-        }
-        let backing = cat.get(&cfg.backing.tech).map_err(|e| ConfigError::at("backing.tech", e.to_string()))?;
-        let backing_cost = AccessCost::new(backing, 1.0, cfg.backing.overhead.0);
-        let fill: Fill = cfg.hierarchy.fill;
-        let h = Hierarchy::new(tiers, fill, backing_cost, flush, cfg.run.compute.0);
+        let (h, meta) = build_hierarchy(cfg, footprint, w.unit_size, w.seed.unwrap_or(42))?;
         let src = open(&source)?;
         Ok(Simulation {
             h,
@@ -247,7 +300,10 @@ impl Simulation {
             self.buf = buf;
         }
         if self.done && self.h.totals.requests == 0 {
-            return Err(TraceError::Empty { path: self.describe.clone().into() }.into());
+            return Err(TraceError::Empty {
+                path: self.describe.clone().into(),
+            }
+            .into());
         }
         if self.done && self.countdown != self.interval {
             self.countdown = self.interval;
@@ -263,9 +319,17 @@ impl Simulation {
         let (l0, m0, a0) = self.mark;
         let dl = lookups - l0;
         self.timeline.requests.push(t.requests);
-        self.timeline.miss_ratio.push(crate::stats::ratio(t.misses - m0, dl));
-        self.timeline.amat_ns.push(if dl > 0 { (t.access_time_ns - a0) / dl as f64 } else { 0.0 });
-        self.timeline.cumulative_miss_ratio.push(crate::stats::ratio(t.misses, lookups));
+        self.timeline
+            .miss_ratio
+            .push(crate::stats::ratio(t.misses - m0, dl));
+        self.timeline.amat_ns.push(if dl > 0 {
+            (t.access_time_ns - a0) / dl as f64
+        } else {
+            0.0
+        });
+        self.timeline
+            .cumulative_miss_ratio
+            .push(crate::stats::ratio(t.misses, lookups));
         self.mark = (lookups, t.misses, t.access_time_ns);
     }
 
@@ -275,7 +339,14 @@ impl Simulation {
     }
 
     pub fn result(&self) -> RunResult {
-        RunResult::collect(&self.h, &self.meta, &self.backing_tech, self.describe.clone(), self.unit_size, self.timeline.clone())
+        RunResult::collect(
+            &self.h,
+            &self.meta,
+            &self.backing_tech,
+            self.describe.clone(),
+            self.unit_size,
+            self.timeline.clone(),
+        )
     }
 
     pub fn hierarchy(&self) -> &Hierarchy {

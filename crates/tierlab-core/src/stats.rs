@@ -89,7 +89,14 @@ pub struct TierMeta {
 }
 
 impl RunResult {
-    pub fn collect(h: &Hierarchy, meta: &[TierMeta], backing_tech: &str, workload: String, unit_size: bool, timeline: Timeline) -> Self {
+    pub fn collect(
+        h: &Hierarchy,
+        meta: &[TierMeta],
+        backing_tech: &str,
+        workload: String,
+        unit_size: bool,
+        timeline: Timeline,
+    ) -> Self {
         let t: &Totals = &h.totals;
         let lookups = t.reads + t.writes;
         let compute = h.compute_ns * t.requests as f64;
@@ -106,7 +113,12 @@ impl RunResult {
                 capacity: tier.capacity,
                 used: tier.used(),
                 objects: tier.len() as u64,
-                write: if tier.write_back { "write-back" } else { "write-through" }.into(),
+                write: if tier.write_back {
+                    "write-back"
+                } else {
+                    "write-through"
+                }
+                .into(),
                 miss_ratio: ratio(tier.c.misses, tier.c.hits + tier.c.misses),
                 byte_miss_ratio: ratio(tier.c.miss_bytes, tier.c.hit_bytes + tier.c.miss_bytes),
                 counters: tier.c.clone(),
@@ -126,7 +138,11 @@ impl RunResult {
             miss_ratio: ratio(t.misses, lookups),
             byte_miss_ratio: ratio(t.bytes_missed, t.bytes_requested),
             bytes_requested: t.bytes_requested,
-            amat_ns: if lookups > 0 { t.access_time_ns / lookups as f64 } else { 0.0 },
+            amat_ns: if lookups > 0 {
+                t.access_time_ns / lookups as f64
+            } else {
+                0.0
+            },
             total_time_ns: total,
             access_time_ns: t.access_time_ns,
             compute_time_ns: compute,
@@ -134,7 +150,10 @@ impl RunResult {
             flushes: t.flushes,
             throughput_rps: per_s(t.requests as f64),
             throughput_bytes_per_s: per_s(t.bytes_requested as f64),
-            backing: BackingResult { tech: backing_tech.into(), counters: h.backing.clone() },
+            backing: BackingResult {
+                tech: backing_tech.into(),
+                counters: h.backing.clone(),
+            },
             tiers,
             timeline,
         }

@@ -70,7 +70,11 @@ impl Alias {
         let mut alias: Vec<u32> = (0..n as u32).collect();
         let (mut small, mut large): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
         for (i, &p) in scaled.iter().enumerate() {
-            if p < 1.0 { small.push(i as u32) } else { large.push(i as u32) }
+            if p < 1.0 {
+                small.push(i as u32)
+            } else {
+                large.push(i as u32)
+            }
         }
         while let (Some(s), Some(&l)) = (small.pop(), large.last()) {
             prob[s as usize] = scaled[s as usize];
@@ -88,7 +92,11 @@ impl Alias {
     #[inline(always)]
     pub fn sample(&self, rng: &mut Rng) -> usize {
         let i = rng.below(self.prob.len() as u64) as usize;
-        if rng.next_f64() < self.prob[i] { i } else { self.alias[i] as usize }
+        if rng.next_f64() < self.prob[i] {
+            i
+        } else {
+            self.alias[i] as usize
+        }
     }
 }
 
@@ -96,7 +104,9 @@ impl Alias {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Pattern {
     /// Object i+1 with probability proportional to 1/(i+1)^alpha.
-    Zipf { alpha: f64 },
+    Zipf {
+        alpha: f64,
+    },
     Uniform,
     /// Keys 1, 2, 3, ... each requested once.
     Scan,
@@ -127,18 +137,27 @@ impl Generator {
     pub fn new(spec: SynthSpec) -> Self {
         let alias = match spec.pattern {
             Pattern::Zipf { alpha } => {
-                let w: Vec<f64> = (1..=spec.objects).map(|i| (i as f64).powf(-alpha)).collect();
+                let w: Vec<f64> = (1..=spec.objects)
+                    .map(|i| (i as f64).powf(-alpha))
+                    .collect();
                 Some(Alias::new(&w))
             }
             _ => None,
         };
-        Generator { rng: Rng::new(spec.seed), spec, alias, emitted: 0 }
+        Generator {
+            rng: Rng::new(spec.seed),
+            spec,
+            alias,
+            emitted: 0,
+        }
     }
 
     #[inline(always)]
     fn next_key(&mut self) -> u64 {
         match self.spec.pattern {
-            Pattern::Zipf { .. } => self.alias.as_ref().map_or(0, |a| a.sample(&mut self.rng)) as u64 + 1,
+            Pattern::Zipf { .. } => {
+                self.alias.as_ref().map_or(0, |a| a.sample(&mut self.rng)) as u64 + 1
+            }
             Pattern::Uniform => self.rng.below(self.spec.objects) + 1,
             Pattern::Scan => self.emitted + 1,
             Pattern::Loop => self.emitted % self.spec.objects + 1,
@@ -157,7 +176,13 @@ impl TraceSource for Generator {
             } else {
                 Op::Read
             };
-            out.push(Request { time: self.emitted, key, size: self.spec.object_size, op, next_access: -1 });
+            out.push(Request {
+                time: self.emitted,
+                key,
+                size: self.spec.object_size,
+                op,
+                next_access: -1,
+            });
             self.emitted += 1;
         }
         Ok(out.len())
@@ -173,7 +198,10 @@ impl TraceSource for Generator {
             Pattern::Scan => "scan".into(),
             Pattern::Loop => "loop".into(),
         };
-        format!("{shape} over {} objects of {} B, {} requests, seed {}", s.objects, s.object_size, s.requests, s.seed)
+        format!(
+            "{shape} over {} objects of {} B, {} requests, seed {}",
+            s.objects, s.object_size, s.requests, s.seed
+        )
     }
 }
 
@@ -192,7 +220,14 @@ mod tests {
     }
 
     fn spec(pattern: Pattern) -> SynthSpec {
-        SynthSpec { pattern, objects: 1000, requests: 200_000, object_size: 4096, seed: 7, write_ratio: 0.0 }
+        SynthSpec {
+            pattern,
+            objects: 1000,
+            requests: 200_000,
+            object_size: 4096,
+            seed: 7,
+            write_ratio: 0.0,
+        }
     }
 
     #[test]

@@ -11,7 +11,11 @@ pub enum TechError {
     #[error("unknown technology {name:?}; known: {known}")]
     Unknown { name: String, known: String },
     #[error("{field} = {value} is out of range: {allowed}")]
-    Range { field: &'static str, value: f64, allowed: &'static str },
+    Range {
+        field: &'static str,
+        value: f64,
+        allowed: &'static str,
+    },
 }
 
 /// One medium. Latencies in ns, bandwidth in MB/s (10^6 B/s).
@@ -93,8 +97,8 @@ struct CatalogFile {
 pub fn builtin() -> &'static [Technology] {
     static CATALOG: OnceLock<Vec<Technology>> = OnceLock::new();
     CATALOG.get_or_init(|| {
-        let file: CatalogFile =
-            toml::from_str(include_str!("../data/techs.toml")).expect("the built-in catalog parses (tested)");
+        let file: CatalogFile = toml::from_str(include_str!("../data/techs.toml"))
+            .expect("the built-in catalog parses (tested)");
         file.tech
     })
 }
@@ -107,7 +111,12 @@ pub struct Catalog {
 
 impl Catalog {
     pub fn builtin() -> Self {
-        Catalog { techs: builtin().iter().map(|t| (t.name.clone(), t.clone())).collect() }
+        Catalog {
+            techs: builtin()
+                .iter()
+                .map(|t| (t.name.clone(), t.clone()))
+                .collect(),
+        }
     }
 
     pub fn get(&self, name: &str) -> Result<&Technology, TechError> {
@@ -177,8 +186,19 @@ impl Catalog {
             ($($f:ident),*) => { $( if let Some(v) = &o.$f { t.$f = Some(v.clone().into()); } )* };
         }
         set!(kind, access_unit, volatile, byte_addressable, source);
-        set_opt!(bandwidth_mb_s, energy_read_pj, energy_write_pj, active_mw_per_gbit, idle_mw_per_gbit);
-        set_opt!(density_gbit_cm2, price_usd_per_gbit, endurance, cell_area_f2);
+        set_opt!(
+            bandwidth_mb_s,
+            energy_read_pj,
+            energy_write_pj,
+            active_mw_per_gbit,
+            idle_mw_per_gbit
+        );
+        set_opt!(
+            density_gbit_cm2,
+            price_usd_per_gbit,
+            endurance,
+            cell_area_f2
+        );
         if let Some(v) = o.read_ns {
             t.read_ns = v.0;
         }
@@ -200,7 +220,14 @@ pub fn validate(t: &Technology) -> Result<(), (&'static str, TechError)> {
         if v > 0.0 && v.is_finite() {
             Ok(())
         } else {
-            Err((f, TechError::Range { field: f, value: v, allowed: "must be a positive number" }))
+            Err((
+                f,
+                TechError::Range {
+                    field: f,
+                    value: v,
+                    allowed: "must be a positive number",
+                },
+            ))
         }
     };
     pos("read_ns", t.read_ns)?;
@@ -212,7 +239,14 @@ pub fn validate(t: &Technology) -> Result<(), (&'static str, TechError)> {
         pos("erase_ns", e)?;
     }
     if t.access_unit == 0 {
-        return Err(("access_unit", TechError::Range { field: "access_unit", value: 0.0, allowed: "must be at least 1 byte" }));
+        return Err((
+            "access_unit",
+            TechError::Range {
+                field: "access_unit",
+                value: 0.0,
+                allowed: "must be at least 1 byte",
+            },
+        ));
     }
     Ok(())
 }
@@ -229,7 +263,20 @@ mod tests {
             validate(t).unwrap_or_else(|(f, e)| panic!("{}: {f}: {e}", t.name));
             assert!(t.source.len() > 10, "{} has no source", t.name);
         }
-        for name in ["DRAM-DDR2", "DRAM-DDR3", "FILE-MEMORY", "NAND-SLC", "NOR", "PCM-SLC", "PCM-MLC", "STT-MRAM", "ReRAM", "FRAM", "HDD", "SSD-SATA"] {
+        for name in [
+            "DRAM-DDR2",
+            "DRAM-DDR3",
+            "FILE-MEMORY",
+            "NAND-SLC",
+            "NOR",
+            "PCM-SLC",
+            "PCM-MLC",
+            "STT-MRAM",
+            "ReRAM",
+            "FRAM",
+            "HDD",
+            "SSD-SATA",
+        ] {
             Catalog::builtin().get(name).unwrap();
         }
     }
@@ -237,11 +284,18 @@ mod tests {
     #[test]
     fn overrides() {
         let mut c = Catalog::builtin();
-        let o = TechOverride { base: Some("PCM-SLC".into()), write_ns: Some(crate::units::Nanos(500.0)), ..Default::default() };
+        let o = TechOverride {
+            base: Some("PCM-SLC".into()),
+            write_ns: Some(crate::units::Nanos(500.0)),
+            ..Default::default()
+        };
         c.apply("MY-PCM", &o).unwrap();
         assert_eq!(c.get("MY-PCM").unwrap().write_ns, 500.0);
         assert_eq!(c.get("MY-PCM").unwrap().read_ns, 20.0);
-        let bad = TechOverride { read_ns: Some(crate::units::Nanos(-1.0)), ..Default::default() };
+        let bad = TechOverride {
+            read_ns: Some(crate::units::Nanos(-1.0)),
+            ..Default::default()
+        };
         assert_eq!(c.apply("HDD", &bad).unwrap_err().0, "read_ns");
         assert!(c.apply("NEW", &TechOverride::default()).is_err());
     }

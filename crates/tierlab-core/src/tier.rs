@@ -36,6 +36,13 @@ pub struct TierCounters {
     pub rejected: u64,
 }
 
+#[derive(Clone, Copy, Debug, Default)]
+struct Entry {
+    key: u64,
+    size: u32,
+    dirty: bool,
+}
+
 /// An entry leaving a tier.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Victim {
@@ -51,9 +58,8 @@ pub struct Tier {
     used: u64,
     unit: bool,
     index: KeyMap<u32>,
-    keys: Vec<u64>,
-    sizes: Vec<u32>,
-    dirty: Vec<bool>,
+    /// Per slot; one struct so an eviction touches one cache line.
+    entries: Vec<Entry>,
     free: Vec<u32>,
     policy: AnyPolicy,
     pub write_back: bool,
@@ -62,16 +68,21 @@ pub struct Tier {
 }
 
 impl Tier {
-    pub fn new(name: String, capacity: u64, unit: bool, policy: AnyPolicy, write_back: bool, cost: AccessCost) -> Self {
+    pub fn new(
+        name: String,
+        capacity: u64,
+        unit: bool,
+        policy: AnyPolicy,
+        write_back: bool,
+        cost: AccessCost,
+    ) -> Self {
         Tier {
             name,
             capacity,
             used: 0,
             unit,
             index: KeyMap::default(),
-            keys: Vec::new(),
-            sizes: Vec::new(),
-            dirty: Vec::new(),
+            entries: Vec::new(),
             free: Vec::new(),
             policy,
             write_back,
@@ -120,15 +131,15 @@ impl Tier {
     }
 
     pub fn is_dirty(&self, slot: u32) -> bool {
-        self.dirty[slot as usize]
+        self.entries[slot as usize].dirty
     }
 
     pub fn set_dirty(&mut self, slot: u32, dirty: bool) {
-        self.dirty[slot as usize] = dirty;
+        self.entries[slot as usize].dirty = dirty;
     }
 
     pub fn size_of(&self, slot: u32) -> u32 {
-        self.sizes[slot as usize]
+        self.entries[slot as usize].size
     }
 
     /// Inserts `req.key` (not present), evicting into `victims` until it fits.
@@ -146,19 +157,19 @@ impl Tier {
             self.c.evictions += 1;
             victims.push(v);
         }
+        let e = Entry {
+            key: req.key,
+            size: req.size,
+            dirty,
+        };
         let slot = match self.free.pop() {
             Some(s) => {
-                let i = s as usize;
-                self.keys[i] = req.key;
-                self.sizes[i] = req.size;
-                self.dirty[i] = dirty;
+                self.entries[s as usize] = e;
                 s
             }
             None => {
-                self.keys.push(req.key);
-                self.sizes.push(req.size);
-                self.dirty.push(dirty);
-                (self.keys.len() - 1) as u32
+                self.entries.push(e);
+                (self.entries.len() - 1) as u32
             }
         };
         self.index.insert(req.key, slot);
@@ -178,8 +189,12 @@ impl Tier {
 
     #[inline(always)]
     fn release(&mut self, slot: u32) -> Victim {
-        let i = slot as usize;
-        let v = Victim { key: self.keys[i], size: self.sizes[i], dirty: self.dirty[i] };
+        let e = self.entries[slot as usize];
+        let v = Victim {
+            key: e.key,
+            size: e.size,
+            dirty: e.dirty,
+        };
         self.index.remove(&v.key);
         self.used -= self.charge(v.size);
         self.free.push(slot);
@@ -188,13 +203,18 @@ impl Tier {
 
     /// Slots holding dirty data, in slot order (deterministic), for flushes.
     pub fn dirty_slots(&self) -> Vec<u32> {
-        let mut v: Vec<u32> = self.index.values().copied().filter(|&s| self.dirty[s as usize]).collect();
+        let mut v: Vec<u32> = self
+            .index
+            .values()
+            .copied()
+            .filter(|&s| self.entries[s as usize].dirty)
+            .collect();
         v.sort_unstable();
         v
     }
 
     pub fn key_of(&self, slot: u32) -> u64 {
-        self.keys[slot as usize]
+        self.entries[slot as usize].key
     }
 
     /// Every key held, for invariant checks in tests.

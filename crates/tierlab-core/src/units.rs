@@ -38,7 +38,9 @@ pub fn parse_size(s: &str) -> Result<Size, String> {
     if let Some(p) = t.strip_suffix('%') {
         let v: f64 = p.trim().parse().map_err(|_| bad_size(s))?;
         if !(v > 0.0 && v <= 100.0) {
-            return Err(format!("{s:?} is out of range: a share must be in (0%, 100%]"));
+            return Err(format!(
+                "{s:?} is out of range: a share must be in (0%, 100%]"
+            ));
         }
         return Ok(Size::Percent(v));
     }
@@ -83,7 +85,11 @@ pub fn parse_duration_ns(s: &str) -> Result<f64, String> {
         "s" => 1e9,
         "min" => 60e9,
         "h" => 3600e9,
-        _ => return Err(format!("{s:?} has an unknown unit; expected {DURATION_FORMS}")),
+        _ => {
+            return Err(format!(
+                "{s:?} has an unknown unit; expected {DURATION_FORMS}"
+            ))
+        }
     };
     Ok(v * mult)
 }
@@ -107,7 +113,9 @@ impl<'de> Deserialize<'de> for Size {
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Size, E> {
                 if !(v.is_finite() && v >= 0.0) {
-                    return Err(E::custom(format!("{v} is not a size; expected {SIZE_FORMS}")));
+                    return Err(E::custom(format!(
+                        "{v} is not a size; expected {SIZE_FORMS}"
+                    )));
                 }
                 Ok(Size::Absolute(v.round() as u64))
             }

@@ -8,9 +8,24 @@ use tierlab_core::config::Config;
 use tierlab_core::sim::{self, Simulation};
 use tierlab_core::Error;
 
-create_exception!(_core, TierlabError, PyException, "Base class of tierlab's errors.");
-create_exception!(_core, ConfigError, TierlabError, "A config is invalid: the message names the key path.");
-create_exception!(_core, TraceError, TierlabError, "A trace cannot be read: the message names the file and the place.");
+create_exception!(
+    _core,
+    TierlabError,
+    PyException,
+    "Base class of tierlab's errors."
+);
+create_exception!(
+    _core,
+    ConfigError,
+    TierlabError,
+    "A config is invalid: the message names the key path."
+);
+create_exception!(
+    _core,
+    TraceError,
+    TierlabError,
+    "A trace cannot be read: the message names the file and the place."
+);
 
 /// The one mapping from core errors to Python exceptions.
 fn to_py(e: Error) -> PyErr {
@@ -46,7 +61,12 @@ fn drive(
 /// {"summary": {...}, "timeline": {...}}.
 #[pyfunction]
 #[pyo3(signature = (config_json, progress=None, chunk=1_000_000))]
-fn simulate(py: Python<'_>, config_json: &str, progress: Option<Bound<'_, PyAny>>, chunk: u64) -> PyResult<String> {
+fn simulate(
+    py: Python<'_>,
+    config_json: &str,
+    progress: Option<Bound<'_, PyAny>>,
+    chunk: u64,
+) -> PyResult<String> {
     let cfg = Config::from_json_str(config_json).map_err(|e| to_py(e.into()))?;
     let mut s = py.allow_threads(|| Simulation::new(&cfg)).map_err(to_py)?;
     let total = s.len_hint();
@@ -77,7 +97,12 @@ struct Reporter {
 
 impl Reporter {
     fn new(cb: Option<Bound<'_, PyAny>>) -> Self {
-        Reporter { cb: cb.map(|c| c.unbind()), every: 1_000_000, next: 1_000_000, err: None }
+        Reporter {
+            cb: cb.map(|c| c.unbind()),
+            every: 1_000_000,
+            next: 1_000_000,
+            err: None,
+        }
     }
     fn tick(&mut self, n: u64) -> bool {
         if n < self.next {
@@ -111,7 +136,11 @@ impl Reporter {
 /// One pass over the config's workload; JSON of the counts and footprint.
 #[pyfunction]
 #[pyo3(signature = (config_json, progress=None))]
-fn trace_stats(py: Python<'_>, config_json: &str, progress: Option<Bound<'_, PyAny>>) -> PyResult<String> {
+fn trace_stats(
+    py: Python<'_>,
+    config_json: &str,
+    progress: Option<Bound<'_, PyAny>>,
+) -> PyResult<String> {
     let source = workload_source(config_json)?;
     let mut rep = Reporter::new(progress);
     let r = py.allow_threads(|| sim::trace_stats(&source, |n| rep.tick(n)));
@@ -124,7 +153,12 @@ fn trace_stats(py: Python<'_>, config_json: &str, progress: Option<Bound<'_, PyA
 /// Writes the config's workload as an oracleGeneral file; returns its stats as JSON.
 #[pyfunction]
 #[pyo3(signature = (config_json, out_path, progress=None))]
-fn trace_convert(py: Python<'_>, config_json: &str, out_path: std::path::PathBuf, progress: Option<Bound<'_, PyAny>>) -> PyResult<String> {
+fn trace_convert(
+    py: Python<'_>,
+    config_json: &str,
+    out_path: std::path::PathBuf,
+    progress: Option<Bound<'_, PyAny>>,
+) -> PyResult<String> {
     let source = workload_source(config_json)?;
     let mut rep = Reporter::new(progress);
     let r = py.allow_threads(|| sim::convert_to_oracle(&source, &out_path, |n| rep.tick(n)));
@@ -134,7 +168,8 @@ fn trace_convert(py: Python<'_>, config_json: &str, out_path: std::path::PathBuf
 
 /// The workload of a config that may have no tiers (trace tools need none).
 fn workload_source(config_json: &str) -> PyResult<tierlab_core::config::Source> {
-    let w = tierlab_core::config::workload_only_from_json(config_json).map_err(|e| to_py(e.into()))?;
+    let w =
+        tierlab_core::config::workload_only_from_json(config_json).map_err(|e| to_py(e.into()))?;
     w.source().map_err(|e| to_py(e.into()))
 }
 

@@ -35,7 +35,11 @@ impl PolicyBuild for Clock {
     fn build(p: &ClockParams, _: &BuildCtx) -> Self {
         // `check` rejects bits outside 1..=8 at load; clamp as a second guard.
         let bits = p.bits.clamp(1, 8) as u32;
-        Clock { list: SlotList::new(), freq: Vec::new(), max: ((1u32 << bits) - 1) as u8 }
+        Clock {
+            list: SlotList::new(),
+            freq: Vec::new(),
+            max: ((1u32 << bits) - 1) as u8,
+        }
     }
     fn check(p: &ClockParams) -> Result<(), String> {
         if (1..=8).contains(&p.bits) {
@@ -51,7 +55,8 @@ impl Policy for Clock {
     fn on_insert(&mut self, slot: u32, _: &Request) {
         let s = slot as usize;
         if s >= self.freq.len() {
-            self.freq.resize((s + 1).max(self.freq.len() * 2).max(64), 0);
+            self.freq
+                .resize((s + 1).max(self.freq.len() * 2).max(64), 0);
         }
         self.freq[s] = 0;
         self.list.push_front(slot);
@@ -70,7 +75,10 @@ impl Policy for Clock {
     #[inline(always)]
     fn evict(&mut self) -> u32 {
         loop {
-            let t = self.list.back().expect("evict is called only on a non-empty tier");
+            let t = self
+                .list
+                .back()
+                .expect("evict is called only on a non-empty tier");
             let f = &mut self.freq[t as usize];
             if *f == 0 {
                 self.list.unlink(t);

@@ -15,7 +15,9 @@ pub struct Fifo {
 impl PolicyBuild for Fifo {
     type Params = FifoParams;
     fn build(_: &FifoParams, _: &BuildCtx) -> Self {
-        Fifo { list: SlotList::new() }
+        Fifo {
+            list: SlotList::new(),
+        }
     }
 }
 
@@ -32,6 +34,8 @@ impl Policy for Fifo {
     }
     #[inline(always)]
     fn evict(&mut self) -> u32 {
-        self.list.pop_back().expect("evict is called only on a non-empty tier")
+        self.list
+            .pop_back()
+            .expect("evict is called only on a non-empty tier")
     }
 }

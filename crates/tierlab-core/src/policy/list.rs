@@ -6,8 +6,8 @@ const NIL: u32 = u32::MAX;
 
 #[derive(Clone, Debug, Default)]
 pub struct SlotList {
-    prev: Vec<u32>,
-    next: Vec<u32>,
+    /// (prev, next) per slot: one cache line touched per neighbour.
+    links: Vec<[u32; 2]>,
     head: u32,
     tail: u32,
     len: usize,
@@ -15,7 +15,12 @@ pub struct SlotList {
 
 impl SlotList {
     pub fn new() -> Self {
-        SlotList { prev: Vec::new(), next: Vec::new(), head: NIL, tail: NIL, len: 0 }
+        SlotList {
+            links: Vec::new(),
+            head: NIL,
+            tail: NIL,
+            len: 0,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -29,10 +34,9 @@ impl SlotList {
     #[inline(always)]
     fn ensure(&mut self, slot: u32) {
         let need = slot as usize + 1;
-        if need > self.next.len() {
-            let n = need.max(self.next.len() * 2).max(64);
-            self.prev.resize(n, NIL);
-            self.next.resize(n, NIL);
+        if need > self.links.len() {
+            let n = need.max(self.links.len() * 2).max(64);
+            self.links.resize(n, [NIL, NIL]);
         }
     }
 
@@ -41,10 +45,9 @@ impl SlotList {
     pub fn push_front(&mut self, slot: u32) {
         self.ensure(slot);
         let s = slot as usize;
-        self.prev[s] = NIL;
-        self.next[s] = self.head;
+        self.links[s] = [NIL, self.head];
         if self.head != NIL {
-            self.prev[self.head as usize] = slot;
+            self.links[self.head as usize][0] = slot;
         } else {
             self.tail = slot;
         }
@@ -56,14 +59,14 @@ impl SlotList {
     #[inline(always)]
     pub fn unlink(&mut self, slot: u32) {
         let s = slot as usize;
-        let (p, n) = (self.prev[s], self.next[s]);
+        let [p, n] = self.links[s];
         if p != NIL {
-            self.next[p as usize] = n;
+            self.links[p as usize][1] = n;
         } else {
             self.head = n;
         }
         if n != NIL {
-            self.prev[n as usize] = p;
+            self.links[n as usize][0] = p;
         } else {
             self.tail = p;
         }
@@ -97,7 +100,7 @@ impl SlotList {
         std::iter::from_fn(move || {
             (cur != NIL).then(|| {
                 let s = cur;
-                cur = self.next[s as usize];
+                cur = self.links[s as usize][1];
                 s
             })
         })

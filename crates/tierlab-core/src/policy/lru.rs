@@ -15,7 +15,9 @@ pub struct Lru {
 impl PolicyBuild for Lru {
     type Params = LruParams;
     fn build(_: &LruParams, _: &BuildCtx) -> Self {
-        Lru { list: SlotList::new() }
+        Lru {
+            list: SlotList::new(),
+        }
     }
 }
 
@@ -34,6 +36,8 @@ impl Policy for Lru {
     }
     #[inline(always)]
     fn evict(&mut self) -> u32 {
-        self.list.pop_back().expect("evict is called only on a non-empty tier")
+        self.list
+            .pop_back()
+            .expect("evict is called only on a non-empty tier")
     }
 }

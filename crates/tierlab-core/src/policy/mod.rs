@@ -123,7 +123,9 @@ registry! {
     Clock => "clock", clock::Clock;
 }
 
-fn params_from<P: DeserializeOwned>(params: serde_json::Map<String, serde_json::Value>) -> Result<P, String> {
+fn params_from<P: DeserializeOwned>(
+    params: serde_json::Map<String, serde_json::Value>,
+) -> Result<P, String> {
     let v = serde_json::Value::Object(params);
     serde_path_to_error::deserialize(v).map_err(|e| {
         let path = e.path().to_string();
@@ -143,7 +145,11 @@ impl<'de> Deserialize<'de> for PolicySpec {
         impl<'de> Visitor<'de> for V {
             type Value = PolicySpec;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                write!(f, "a policy name ({}) or a table with `type` and its parameters", NAMES.join(", "))
+                write!(
+                    f,
+                    "a policy name ({}) or a table with `type` and its parameters",
+                    NAMES.join(", ")
+                )
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<PolicySpec, E> {
                 PolicySpec::named(v).map_err(E::custom)
@@ -153,8 +159,18 @@ impl<'de> Deserialize<'de> for PolicySpec {
                     Deserialize::deserialize(de::value::MapAccessDeserializer::new(map))?;
                 let name = match m.remove("type") {
                     Some(serde_json::Value::String(s)) => s,
-                    Some(other) => return Err(de::Error::custom(format!("type: {other} is not a policy name; expected one of {}", NAMES.join(", ")))),
-                    None => return Err(de::Error::custom(format!("missing `type`; expected one of {}", NAMES.join(", ")))),
+                    Some(other) => {
+                        return Err(de::Error::custom(format!(
+                            "type: {other} is not a policy name; expected one of {}",
+                            NAMES.join(", ")
+                        )))
+                    }
+                    None => {
+                        return Err(de::Error::custom(format!(
+                            "missing `type`; expected one of {}",
+                            NAMES.join(", ")
+                        )))
+                    }
                 };
                 PolicySpec::from_parts(&name, m).map_err(de::Error::custom)
             }

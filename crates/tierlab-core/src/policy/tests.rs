@@ -7,7 +7,10 @@ fn req() -> Request {
 }
 
 fn build(name: &str) -> AnyPolicy {
-    PolicySpec::named(name).unwrap().build(&BuildCtx { capacity: 4, seed: 1 })
+    PolicySpec::named(name).unwrap().build(&BuildCtx {
+        capacity: 4,
+        seed: 1,
+    })
 }
 
 #[test]
@@ -50,9 +53,15 @@ fn clock_gives_one_second_chance() {
 
 #[test]
 fn clock_with_two_bits_counts_hits() {
-    let mut p = PolicySpec::from_parts("clock", serde_json::json!({"bits": 2}).as_object().unwrap().clone())
-        .unwrap()
-        .build(&BuildCtx { capacity: 4, seed: 1 });
+    let mut p = PolicySpec::from_parts(
+        "clock",
+        serde_json::json!({"bits": 2}).as_object().unwrap().clone(),
+    )
+    .unwrap()
+    .build(&BuildCtx {
+        capacity: 4,
+        seed: 1,
+    });
     p.on_insert(0, &req());
     p.on_insert(1, &req());
     p.on_hit(0, &req());

@@ -52,10 +52,16 @@ impl CsvOptions {
     /// Checks the options themselves; returns (field, message) on error.
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
         if self.key == 0 {
-            return Err(("key", "the key column is required: a 1-based column number".into()));
+            return Err((
+                "key",
+                "the key column is required: a 1-based column number".into(),
+            ));
         }
         if !self.delimiter.is_ascii() {
-            return Err(("delimiter", format!("{:?} is not one ASCII character", self.delimiter)));
+            return Err((
+                "delimiter",
+                format!("{:?} is not one ASCII character", self.delimiter),
+            ));
         }
         Ok(())
     }
@@ -96,7 +102,12 @@ impl CsvReader {
     pub fn open(path: &Path, opts: &CsvOptions) -> Result<Self, TraceError> {
         let f = File::open(path).map_err(|e| TraceError::io(path, e))?;
         let mut want = Vec::new();
-        for (col, role) in [(opts.time, Role::Time), (opts.key, Role::Key), (opts.size, Role::Size), (opts.op, Role::Op)] {
+        for (col, role) in [
+            (opts.time, Role::Time),
+            (opts.key, Role::Key),
+            (opts.size, Role::Size),
+            (opts.op, Role::Op),
+        ] {
             if col > 0 {
                 want.push((col - 1, role));
             }
@@ -122,7 +133,10 @@ impl CsvReader {
     /// Reads the next line into `self.line` without its line ending; false at EOF.
     fn read_line(&mut self) -> Result<bool, TraceError> {
         self.line.clear();
-        let n = self.input.read_until(b'\n', &mut self.line).map_err(|e| TraceError::io(&self.path, e))?;
+        let n = self
+            .input
+            .read_until(b'\n', &mut self.line)
+            .map_err(|e| TraceError::io(&self.path, e))?;
         if n == 0 {
             return Ok(false);
         }
@@ -134,7 +148,11 @@ impl CsvReader {
     }
 
     fn err(&self, msg: String) -> TraceError {
-        TraceError::Malformed { path: self.path.clone(), line: self.lineno, msg }
+        TraceError::Malformed {
+            path: self.path.clone(),
+            line: self.lineno,
+            msg,
+        }
     }
 
     fn parse_line(&self) -> Result<Request, TraceError> {
@@ -211,7 +229,10 @@ impl CsvReader {
         }
         // Timestamps are often written as decimals; keep the integer part.
         if matches!(role, Role::Time) {
-            if let Some(v) = std::str::from_utf8(f).ok().and_then(|s| s.parse::<f64>().ok()) {
+            if let Some(v) = std::str::from_utf8(f)
+                .ok()
+                .and_then(|s| s.parse::<f64>().ok())
+            {
                 if v >= 0.0 && v.is_finite() {
                     return Ok(v as u64);
                 }
@@ -227,8 +248,14 @@ impl CsvReader {
 }
 
 fn trim(f: &[u8]) -> &[u8] {
-    let s = f.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(f.len());
-    let e = f.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(s, |e| e + 1);
+    let s = f
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(f.len());
+    let e = f
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(s, |e| e + 1);
     let f = &f[s..e];
     // Quoted fields: strip one pair of quotes.
     if f.len() >= 2 && f[0] == b'"' && f[f.len() - 1] == b'"' {
@@ -264,9 +291,8 @@ fn parse_op(f: &[u8]) -> Option<Op> {
     }
     match &buf[..f.len()] {
         b"read" | b"get" | b"gets" | b"r" => Some(Op::Read),
-        b"write" | b"set" | b"w" | b"put" | b"add" | b"replace" | b"cas" | b"append" | b"prepend" | b"update" => {
-            Some(Op::Write)
-        }
+        b"write" | b"set" | b"w" | b"put" | b"add" | b"replace" | b"cas" | b"append"
+        | b"prepend" | b"update" => Some(Op::Write),
         b"delete" | b"del" | b"d" | b"remove" => Some(Op::Delete),
         _ => None,
     }
@@ -314,26 +340,46 @@ mod tests {
 
     #[test]
     fn parses_columns_ops_and_header() {
-        let opts = CsvOptions { op: 4, header: true, ..Default::default() };
-        let reqs = read_all("time,key,size,op\n1,10,4096,get\n2, 11 ,100,SET\r\n\n3,10,4096,del\n", &opts).unwrap();
+        let opts = CsvOptions {
+            op: 4,
+            header: true,
+            ..Default::default()
+        };
+        let reqs = read_all(
+            "time,key,size,op\n1,10,4096,get\n2, 11 ,100,SET\r\n\n3,10,4096,del\n",
+            &opts,
+        )
+        .unwrap();
         assert_eq!(reqs.len(), 3);
-        assert_eq!((reqs[1].key, reqs[1].size, reqs[1].op), (11, 100, Op::Write));
+        assert_eq!(
+            (reqs[1].key, reqs[1].size, reqs[1].op),
+            (11, 100, Op::Write)
+        );
         assert_eq!(reqs[2].op, Op::Delete);
     }
 
     #[test]
     fn malformed_line_names_file_and_line() {
         let opts = CsvOptions::default();
-        let e = read_all("1,10,4096\n2,abc,4096\n", &opts).unwrap_err().to_string();
+        let e = read_all("1,10,4096\n2,abc,4096\n", &opts)
+            .unwrap_err()
+            .to_string();
         assert!(e.ends_with("hash non-numeric keys)"), "{e}");
         assert!(e.contains(":2: column 2 (key)"), "{e}");
         let e = read_all("1,10\n", &opts).unwrap_err().to_string();
-        assert!(e.contains(":1: 2 field(s), but column 3 (size) is needed"), "{e}");
+        assert!(
+            e.contains(":1: 2 field(s), but column 3 (size) is needed"),
+            "{e}"
+        );
     }
 
     #[test]
     fn hashes_string_keys_when_asked() {
-        let opts = CsvOptions { hash_keys: true, size: 0, ..Default::default() };
+        let opts = CsvOptions {
+            hash_keys: true,
+            size: 0,
+            ..Default::default()
+        };
         let r = read_all("1,foo\n2,bar\n3,foo\n", &opts).unwrap();
         assert_eq!(r[0].key, r[2].key);
         assert_ne!(r[0].key, r[1].key);

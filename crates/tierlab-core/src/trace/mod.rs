@@ -39,7 +39,10 @@ pub enum TraceError {
 
 impl TraceError {
     pub fn io(path: &Path, source: std::io::Error) -> Self {
-        TraceError::Io { path: path.to_path_buf(), source }
+        TraceError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
     }
 }
 

@@ -19,7 +19,14 @@ pub struct OracleReader {
     map: Option<Mmap>,
     pos: usize,
     len: usize,
+    /// Start of the part of the map not yet released.
+    kept: usize,
 }
+
+/// Pages already decoded are handed back to the kernel in steps of this many
+/// bytes, so a process streaming a 200M-request trace keeps a few MiB of it
+/// resident, not the whole file.
+const RELEASE_STEP: usize = 32 << 20;
 
 impl OracleReader {
     pub fn open(path: &Path) -> Result<Self, TraceError> {
@@ -34,14 +41,22 @@ impl OracleReader {
             });
         }
         if len == 0 {
-            return Err(TraceError::Empty { path: path.to_path_buf() });
+            return Err(TraceError::Empty {
+                path: path.to_path_buf(),
+            });
         }
         // SAFETY: the map is read-only; a trace file changed under a running
         // simulation gives wrong numbers, not unsoundness we can observe here.
         let map = unsafe { Mmap::map(&file) }.map_err(|e| TraceError::io(path, e))?;
         #[cfg(unix)]
         let _ = map.advise(memmap2::Advice::Sequential);
-        Ok(OracleReader { path: path.to_path_buf(), map: Some(map), pos: 0, len: len as usize })
+        Ok(OracleReader {
+            path: path.to_path_buf(),
+            map: Some(map),
+            pos: 0,
+            len: len as usize,
+            kept: 0,
+        })
     }
 }
 
@@ -51,7 +66,13 @@ fn decode(rec: &[u8]) -> Request {
     let key = u64::from_le_bytes(rec[4..12].try_into().unwrap());
     let size = u32::from_le_bytes(rec[12..16].try_into().unwrap());
     let next_access = i64::from_le_bytes(rec[16..24].try_into().unwrap());
-    Request { time: time as u64 * 1_000_000_000, key, size, op: Op::Read, next_access }
+    Request {
+        time: time as u64 * 1_000_000_000,
+        key,
+        size,
+        op: Op::Read,
+        next_access,
+    }
 }
 
 impl TraceSource for OracleReader {
@@ -61,6 +82,22 @@ impl TraceSource for OracleReader {
         let end = (self.pos + max * RECORD).min(self.len);
         out.extend(map[self.pos..end].chunks_exact(RECORD).map(decode));
         self.pos = end;
+        if self.pos - self.kept >= RELEASE_STEP {
+            // Page-aligned start and length: the kept offset only ever moves by
+            // RELEASE_STEP, a multiple of any page size.
+            // SAFETY: a read-only shared file mapping; MADV_DONTNEED drops the
+            // pages, and any later read of them would fault them back in from
+            // the file. We never read below `pos` again anyway.
+            #[cfg(unix)]
+            let _ = unsafe {
+                map.unchecked_advise_range(
+                    memmap2::UncheckedAdvice::DontNeed,
+                    self.kept,
+                    RELEASE_STEP,
+                )
+            };
+            self.kept += RELEASE_STEP;
+        }
         Ok(out.len())
     }
     fn len_hint(&self) -> Option<u64> {
@@ -80,7 +117,10 @@ pub struct OracleWriter {
 impl OracleWriter {
     pub fn create(path: &Path) -> Result<Self, TraceError> {
         let f = File::create(path).map_err(|e| TraceError::io(path, e))?;
-        Ok(OracleWriter { path: path.to_path_buf(), out: BufWriter::with_capacity(1 << 20, f) })
+        Ok(OracleWriter {
+            path: path.to_path_buf(),
+            out: BufWriter::with_capacity(1 << 20, f),
+        })
     }
 
     pub fn write(&mut self, r: &Request) -> Result<(), TraceError> {
@@ -91,7 +131,9 @@ impl OracleWriter {
         rec[4..12].copy_from_slice(&r.key.to_le_bytes());
         rec[12..16].copy_from_slice(&r.size.to_le_bytes());
         rec[16..24].copy_from_slice(&r.next_access.to_le_bytes());
-        self.out.write_all(&rec).map_err(|e| TraceError::io(&self.path, e))
+        self.out
+            .write_all(&rec)
+            .map_err(|e| TraceError::io(&self.path, e))
     }
 
     pub fn finish(mut self) -> Result<(), TraceError> {
