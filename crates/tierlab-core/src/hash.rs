@@ -14,7 +14,7 @@ const MUL: u64 = 0x9E37_79B9_7F4A_7C15;
 const SEED: u64 = 0x243F_6A88_85A3_08D3;
 
 #[inline(always)]
-fn fold_mul(a: u64, b: u64) -> u64 {
+fn fold_mul2(a: u64, b: u64) -> u64 {
     let full = (a as u128).wrapping_mul(b as u128);
     (full as u64) ^ ((full >> 64) as u64)
 }
@@ -34,7 +34,7 @@ impl Hasher for KeyHasher {
     }
     #[inline(always)]
     fn write_u64(&mut self, k: u64) {
-        self.0 = fold_mul(k ^ self.0 ^ SEED, MUL);
+        self.0 = fold_mul2(k ^ self.0 ^ SEED, MUL);
     }
 }
 
@@ -42,3 +42,9 @@ pub type KeyBuild = BuildHasherDefault<KeyHasher>;
 /// Map from key to a dense slot index.
 pub type KeyMap<V> = hashbrown::HashMap<u64, V, KeyBuild>;
 pub type KeySet = hashbrown::HashSet<u64, KeyBuild>;
+
+/// The hash of a key: every input bit reaches the low bits that pick a bucket.
+#[inline(always)]
+pub fn fold_mul(k: u64) -> u64 {
+    fold_mul2(k ^ SEED, MUL)
+}

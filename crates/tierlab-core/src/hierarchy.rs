@@ -99,6 +99,14 @@ impl Hierarchy {
         }
     }
 
+    /// Starts loading the index buckets a later request for `key` will probe.
+    #[inline(always)]
+    pub fn prefetch(&self, key: u64) {
+        for t in &self.tiers {
+            t.prefetch(key);
+        }
+    }
+
     /// Runs one request through the hierarchy; returns where it was found
     /// (`None` for a delete) and its latency in ns.
     #[inline]

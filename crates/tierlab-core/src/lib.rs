@@ -12,6 +12,7 @@ pub mod cost;
 pub mod error;
 pub mod hash;
 pub mod hierarchy;
+pub mod index;
 pub mod policy;
 pub mod request;
 pub mod sim;

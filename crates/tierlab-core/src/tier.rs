@@ -3,7 +3,7 @@
 //! bits; its policy only orders slots.
 
 use crate::cost::AccessCost;
-use crate::hash::KeyMap;
+use crate::index::SlotIndex;
 use crate::policy::{AnyPolicy, Policy};
 use crate::request::Request;
 use serde::Serialize;
@@ -57,7 +57,7 @@ pub struct Tier {
     pub capacity: u64,
     used: u64,
     unit: bool,
-    index: KeyMap<u32>,
+    index: SlotIndex,
     /// Per slot; one struct so an eviction touches one cache line.
     entries: Vec<Entry>,
     free: Vec<u32>,
@@ -81,7 +81,7 @@ impl Tier {
             capacity,
             used: 0,
             unit,
-            index: KeyMap::default(),
+            index: SlotIndex::new(),
             entries: Vec::new(),
             free: Vec::new(),
             policy,
@@ -114,13 +114,19 @@ impl Tier {
         self.index.is_empty()
     }
 
+    /// Starts loading what a lookup of `key` will touch first.
+    #[inline(always)]
+    pub fn prefetch(&self, key: u64) {
+        self.index.prefetch(key);
+    }
+
     pub fn contains(&self, key: u64) -> bool {
-        self.index.contains_key(&key)
+        self.index.get(key).is_some()
     }
 
     #[inline(always)]
     pub fn lookup(&self, key: u64) -> Option<u32> {
-        self.index.get(&key).copied()
+        self.index.get(key)
     }
 
     /// A hit: the policy learns of it. Sizes are not changed by a read hit
@@ -151,11 +157,23 @@ impl Tier {
             self.c.rejected += 1;
             return false;
         }
-        while self.used + charge > self.capacity {
-            let slot = self.policy.evict();
-            let v = self.release(slot);
-            self.c.evictions += 1;
-            victims.push(v);
+        if self.used + charge > self.capacity {
+            while self.used + charge > self.capacity {
+                let slot = self.policy.evict();
+                let v = self.release(slot);
+                self.c.evictions += 1;
+                victims.push(v);
+            }
+            // Evictions are misses in memory (the victim's entry, then its
+            // index bucket): prefetch the entry of the victim after next and
+            // the bucket of the next one, whose entry the previous eviction
+            // prefetched.
+            if let Some(next) = self.policy.victim_hint(0) {
+                self.index.prefetch(self.entries[next as usize].key);
+            }
+            if let Some(after) = self.policy.victim_hint(1) {
+                prefetch(self.entries.as_ptr().wrapping_add(after as usize));
+            }
         }
         let e = Entry {
             key: req.key,
@@ -195,7 +213,7 @@ impl Tier {
             size: e.size,
             dirty: e.dirty,
         };
-        self.index.remove(&v.key);
+        self.index.remove(v.key);
         self.used -= self.charge(v.size);
         self.free.push(slot);
         v
@@ -205,8 +223,8 @@ impl Tier {
     pub fn dirty_slots(&self) -> Vec<u32> {
         let mut v: Vec<u32> = self
             .index
-            .values()
-            .copied()
+            .iter()
+            .map(|(_, s)| s)
             .filter(|&s| self.entries[s as usize].dirty)
             .collect();
         v.sort_unstable();
@@ -219,6 +237,17 @@ impl Tier {
 
     /// Every key held, for invariant checks in tests.
     pub fn keys(&self) -> impl Iterator<Item = u64> + '_ {
-        self.index.keys().copied()
+        self.index.iter().map(|(k, _)| k)
     }
+}
+
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetch is a hint; it never faults, even on a bad address.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(p as *const i8, core::arch::x86_64::_MM_HINT_T0)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }

@@ -88,4 +88,8 @@ impl Policy for Clock {
             self.list.move_to_front(t);
         }
     }
+    #[inline(always)]
+    fn victim_hint(&self, ahead: usize) -> Option<u32> {
+        self.list.back_nth(ahead)
+    }
 }

@@ -87,6 +87,19 @@ impl SlotList {
         (self.tail != NIL).then_some(self.tail)
     }
 
+    /// The slot `n` places before the tail (0: the tail); None past the head.
+    #[inline(always)]
+    pub fn back_nth(&self, n: usize) -> Option<u32> {
+        let mut cur = self.tail;
+        for _ in 0..n {
+            if cur == NIL {
+                return None;
+            }
+            cur = self.links[cur as usize][0];
+        }
+        (cur != NIL).then_some(cur)
+    }
+
     #[inline(always)]
     pub fn pop_back(&mut self) -> Option<u32> {
         let t = self.back()?;

@@ -40,4 +40,8 @@ impl Policy for Lru {
             .pop_back()
             .expect("evict is called only on a non-empty tier")
     }
+    #[inline(always)]
+    fn victim_hint(&self, ahead: usize) -> Option<u32> {
+        self.list.back_nth(ahead)
+    }
 }

@@ -35,6 +35,12 @@ pub trait Policy {
     fn on_remove(&mut self, slot: u32);
     /// Picks the victim, stops tracking it and returns its slot.
     fn evict(&mut self) -> u32;
+    /// The slot `evict` would most likely pick `ahead` evictions from now
+    /// (0: the next one), if cheap to tell. A hint only: the tier prefetches
+    /// those entries so that evictions do not wait for memory.
+    fn victim_hint(&self, _ahead: usize) -> Option<u32> {
+        None
+    }
 }
 
 /// What a policy may know when it is built.
@@ -112,6 +118,10 @@ macro_rules! registry {
             #[inline(always)]
             fn evict(&mut self) -> u32 {
                 match self { $(AnyPolicy::$variant(p) => p.evict()),* }
+            }
+            #[inline(always)]
+            fn victim_hint(&self, ahead: usize) -> Option<u32> {
+                match self { $(AnyPolicy::$variant(p) => p.victim_hint(ahead)),* }
             }
         }
     };

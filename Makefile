@@ -1,0 +1,28 @@
+# One developer entry point that mirrors CI: `make test` is what .ci/run runs.
+PY ?= python3
+
+.PHONY: test install lint rust-test py-test bench
+
+test: install lint rust-test py-test
+
+# Builds the engine (release, LTO) into the package, with the test tools.
+install:
+	$(PY) -m pip install --quiet -e '.[test]'
+
+lint:
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	$(PY) -m ruff check python tests benches docs
+	$(PY) -m ruff format --check python tests benches docs
+	$(PY) -m mypy python/tierlab
+
+rust-test:
+	cargo test -p tierlab-core
+
+py-test:
+	$(PY) -m pytest
+
+# Speed: criterion in the core crate, then tierlab beside libCacheSim.
+bench:
+	cargo bench -p tierlab-core
+	$(PY) benches/vs_libcachesim.py --trace bench-data/zipf20m.oracleGeneral.bin --generate

@@ -1,0 +1,663 @@
+//! The hierarchy's semantics (hierarchy.rs' doc comment, DESIGN.md
+//! "Hierarchy semantics"): invariants checked after every request of random
+//! hierarchies and request sequences, then one deterministic test per row of
+//! the semantics table and per write policy.
+
+mod common;
+
+use proptest::prelude::*;
+use std::collections::{BTreeMap, BTreeSet};
+use tierlab_core::config::Config;
+use tierlab_core::hierarchy::{Fill, Hierarchy};
+use tierlab_core::policy::NAMES;
+use tierlab_core::tier::{Tier, TierCounters};
+use tierlab_core::{Op, Request};
+
+// ---------------------------------------------------------------------------
+// Random hierarchies
+// ---------------------------------------------------------------------------
+
+#[derive(Clone, Debug)]
+struct TierSpec {
+    policy: String,
+    capacity: u64,
+    /// Per-tier override of the hierarchy's write policy: Some(true) = write-back.
+    write_back: Option<bool>,
+    flush: Option<&'static str>,
+}
+
+#[derive(Clone, Debug)]
+struct Setup {
+    exclusive: bool,
+    write_back: bool,
+    unit: bool,
+    tiers: Vec<TierSpec>,
+    /// (op, key, size)
+    reqs: Vec<(Op, u64, u32)>,
+}
+
+impl Setup {
+    fn toml(&self) -> String {
+        let mut s = format!(
+            "[hierarchy]\nfill = \"{}\"\nwrite = \"{}\"\n[run]\ncompute = \"100us\"\n",
+            if self.exclusive {
+                "exclusive"
+            } else {
+                "inclusive"
+            },
+            wp(self.write_back)
+        );
+        for (i, t) in self.tiers.iter().enumerate() {
+            s += &format!(
+                "[[tier]]\nname = \"t{i}\"\ntech = \"DRAM-DDR3\"\ncapacity = {}\npolicy = {}\n",
+                t.capacity, t.policy
+            );
+            if let Some(wb) = t.write_back {
+                s += &format!("write = \"{}\"\n", wp(wb));
+            }
+            if let Some(f) = t.flush {
+                s += &format!("flush_interval = \"{f}\"\n");
+            }
+        }
+        s
+    }
+}
+
+fn wp(wb: bool) -> &'static str {
+    if wb {
+        "write-back"
+    } else {
+        "write-through"
+    }
+}
+
+fn policy_strategy() -> impl Strategy<Value = String> {
+    (0..NAMES.len(), 1u8..=3).prop_map(|(i, bits)| match NAMES[i] {
+        "clock" => format!("{{ type = \"clock\", bits = {bits} }}"),
+        name => format!("\"{name}\""),
+    })
+}
+
+fn tier_strategy(unit: bool) -> impl Strategy<Value = TierSpec> {
+    let cap = if unit { 1u64..=6 } else { 1u64..=120 };
+    (
+        policy_strategy(),
+        cap,
+        prop::option::weighted(0.3, any::<bool>()),
+        prop::sample::select(vec![None, None, None, Some("1ms"), Some("20ms")]),
+    )
+        .prop_map(|(policy, capacity, write_back, flush)| TierSpec {
+            policy,
+            capacity,
+            write_back,
+            flush,
+        })
+}
+
+fn request_strategy() -> impl Strategy<Value = (Op, u64, u32)> {
+    (0u8..10, 0u64..12, 0u8..8, 0u32..=40).prop_map(|(op, key, pick, size)| {
+        let op = match op {
+            0..=5 => Op::Read,
+            6..=8 => Op::Write,
+            _ => Op::Delete,
+        };
+        // Mostly one size per object; now and then another one.
+        let size = if pick == 0 {
+            size
+        } else {
+            1 + (key as u32 * 7) % 30
+        };
+        (op, key, size)
+    })
+}
+
+fn setup_strategy() -> impl Strategy<Value = Setup> {
+    (any::<bool>(), any::<bool>(), any::<bool>()).prop_flat_map(|(exclusive, write_back, unit)| {
+        (
+            prop::collection::vec(tier_strategy(unit), 1..=3),
+            prop::collection::vec(request_strategy(), 1..200),
+        )
+            .prop_map(move |(tiers, reqs)| Setup {
+                exclusive,
+                write_back,
+                unit,
+                tiers,
+                reqs,
+            })
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Invariants
+// ---------------------------------------------------------------------------
+
+struct TierSnap {
+    /// key -> (size, dirty)
+    entries: BTreeMap<u64, (u32, bool)>,
+    c: TierCounters,
+}
+
+fn entries(t: &Tier) -> BTreeMap<u64, (u32, bool)> {
+    t.keys()
+        .map(|k| {
+            let s = t.lookup(k).unwrap();
+            (k, (t.size_of(s), t.is_dirty(s)))
+        })
+        .collect()
+}
+
+fn snap(h: &Hierarchy) -> Vec<TierSnap> {
+    h.tiers
+        .iter()
+        .map(|t| TierSnap {
+            entries: entries(t),
+            c: t.c.clone(),
+        })
+        .collect()
+}
+
+fn dirty_keys(s: &[TierSnap]) -> BTreeSet<u64> {
+    s.iter()
+        .flat_map(|t| t.entries.iter().filter(|e| e.1 .1).map(|e| *e.0))
+        .collect()
+}
+
+fn run_setup(setup: &Setup) -> Result<(), TestCaseError> {
+    let cfg = Config::from_toml_str(&setup.toml()).unwrap();
+    let (mut h, _) = tierlab_core::sim::build_hierarchy(&cfg, 0, setup.unit, 3).unwrap();
+    let n = h.tiers.len();
+    let charge = |size: u32| if setup.unit { 1 } else { size as u64 };
+    // Entries of tier 0 replaced by a write of another size (removed without
+    // a counter of their own).
+    let mut resized = 0u64;
+    for (i, &(op, key, size)) in setup.reqs.iter().enumerate() {
+        let req = Request {
+            time: i as u64,
+            key,
+            size,
+            op,
+            next_access: -1,
+        };
+        let before = snap(&h);
+        let b0 = h.backing.clone();
+        let where_ = format!("request #{i} {op:?} key {key} size {size}");
+
+        let (level, _) = h.access(&req);
+
+        let after = snap(&h);
+        let b1 = h.backing.clone();
+        // A hit means present: the level returned is the first tier that held the key.
+        let expect = before
+            .iter()
+            .position(|t| t.entries.contains_key(&key))
+            .unwrap_or(n);
+        if op == Op::Delete {
+            prop_assert_eq!(level, None, "{}", where_);
+        } else {
+            prop_assert_eq!(level, Some(expect), "{}", where_);
+        }
+        if op == Op::Write && expect == 0 && before[0].entries[&key].0 != size {
+            resized += 1;
+        }
+
+        for (j, t) in h.tiers.iter().enumerate() {
+            prop_assert!(t.used() <= t.capacity, "{}: tier {} over capacity", where_, j);
+            let sum: u64 = after[j].entries.values().map(|e| charge(e.0)).sum();
+            prop_assert_eq!(t.used(), sum, "{}: tier {} used", where_, j);
+            prop_assert_eq!(t.len(), after[j].entries.len());
+            // A write-through tier holds no dirty data.
+            if !t.write_back {
+                prop_assert!(
+                    after[j].entries.values().all(|e| !e.1),
+                    "{}: write-through tier {} holds dirty data",
+                    where_,
+                    j
+                );
+            }
+            // Every entry that appeared was inserted: counted as a fill of its bytes.
+            let new: Vec<u32> = after[j]
+                .entries
+                .iter()
+                .filter(|e| !before[j].entries.contains_key(e.0))
+                .map(|e| e.1 .0)
+                .collect();
+            prop_assert!(t.c.fills - before[j].c.fills >= new.len() as u64, "{}", where_);
+            prop_assert!(
+                t.c.bytes_in - before[j].c.bytes_in >= new.iter().map(|&s| s as u64).sum::<u64>(),
+                "{}: tier {} bytes_in",
+                where_,
+                j
+            );
+            // Entries in = entries held + entries gone, each way out counted once.
+            let gone = t.c.evictions
+                + t.c.promotions
+                + t.c.invalidations
+                + if j == 0 { resized } else { 0 };
+            prop_assert_eq!(
+                t.c.fills,
+                t.len() as u64 + gone,
+                "{}: tier {} fills vs entries held and gone",
+                where_,
+                j
+            );
+        }
+
+        // Exclusive: no key is held by two tiers.
+        if setup.exclusive {
+            let mut seen = BTreeSet::new();
+            for t in &after {
+                for k in t.entries.keys() {
+                    prop_assert!(seen.insert(*k), "{}: key {} in two tiers", where_, k);
+                }
+            }
+        }
+
+        // The backing store is read exactly once per read that misses every tier.
+        let read_miss = op == Op::Read && level == Some(n);
+        prop_assert_eq!(b1.reads - b0.reads, read_miss as u64, "{}", where_);
+        prop_assert_eq!(
+            b1.bytes_read - b0.bytes_read,
+            if read_miss { size as u64 } else { 0 },
+            "{}",
+            where_
+        );
+
+        if op == Op::Delete {
+            for (j, t) in h.tiers.iter().enumerate() {
+                prop_assert!(!t.contains(key), "{}: tier {} still holds it", where_, j);
+                prop_assert_eq!(
+                    t.c.invalidations - before[j].c.invalidations,
+                    before[j].entries.contains_key(&key) as u64
+                );
+            }
+        } else if charge(size) <= h.tiers[0].capacity {
+            // What was just requested (and fits) is in the fastest tier.
+            prop_assert!(h.tiers[0].contains(key), "{}: not in tier 0", where_);
+        }
+
+        // Lookups add up.
+        let t = &h.totals;
+        prop_assert_eq!(
+            h.tiers[0].c.hits + h.tiers[0].c.misses,
+            t.reads + t.writes
+        );
+        for j in 0..n - 1 {
+            let (a, b) = (&h.tiers[j].c, &h.tiers[j + 1].c);
+            prop_assert_eq!(b.hits + b.misses, a.misses, "{}: lookups of tier {}", where_, j + 1);
+        }
+        prop_assert_eq!(t.misses, h.tiers[n - 1].c.misses);
+        prop_assert_eq!(
+            h.tiers.iter().map(|t| t.c.reads).sum::<u64>() + h.backing.reads,
+            t.reads
+        );
+        prop_assert_eq!(t.requests, i as u64 + 1);
+
+        // Dirty data is never lost: a key that stops being dirty everywhere
+        // (other than the one this request overwrites or deletes) went to the
+        // backing store, and so did a write that left no dirty copy.
+        let (d0, d1) = (dirty_keys(&before), dirty_keys(&after));
+        let lost = d0.iter().filter(|k| !d1.contains(k) && **k != key).count() as u64;
+        let unsaved_write = (op == Op::Write && !d1.contains(&key)) as u64;
+        prop_assert!(
+            b1.writes - b0.writes >= lost + unsaved_write,
+            "{}: {} dirty key(s) dropped and {} write(s) left no dirty copy, but {} backing write(s); before {:?}, after {:?}",
+            where_,
+            lost,
+            unsaved_write,
+            b1.writes - b0.writes,
+            d0,
+            d1
+        );
+        // A write-back tier 0 keeps the write; write-through passes it down.
+        if op == Op::Write && charge(size) <= h.tiers[0].capacity {
+            let e = after[0].entries[&key];
+            prop_assert_eq!(e.1, h.tiers[0].write_back, "{}: dirty bit in tier 0", where_);
+            if !h.tiers[0].write_back && setup.exclusive {
+                prop_assert!(b1.writes > b0.writes, "{}: write-through", where_);
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    #[test]
+    fn invariants_hold_after_every_request(setup in setup_strategy()) {
+        run_setup(&setup)?;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Deterministic tests: one per row of the semantics table and write policy
+// ---------------------------------------------------------------------------
+
+/// A hierarchy of LRU tiers with the given capacities (objects with
+/// `unit`, else bytes); `extra` goes into `[hierarchy]`.
+fn lru_tiers(fill: &str, write: &str, caps: &[u64], unit: bool) -> Hierarchy {
+    let mut s = format!("[hierarchy]\nfill = \"{fill}\"\nwrite = \"{write}\"\n");
+    for (i, c) in caps.iter().enumerate() {
+        s += &format!(
+            "[[tier]]\nname = \"t{i}\"\ntech = \"DRAM-DDR3\"\ncapacity = {c}\npolicy = \"lru\"\n"
+        );
+    }
+    common::build(&Config::from_toml_str(&s).unwrap(), unit)
+}
+
+fn read(h: &mut Hierarchy, key: u64) -> Option<usize> {
+    h.access(&Request::read(key, 4096)).0
+}
+
+fn write(h: &mut Hierarchy, key: u64) -> Option<usize> {
+    h.access(&Request::write(key, 4096)).0
+}
+
+fn dirty(h: &Hierarchy, tier: usize, key: u64) -> bool {
+    let t = &h.tiers[tier];
+    t.is_dirty(t.lookup(key).expect("key not held"))
+}
+
+/// No keys.
+const E: Vec<u64> = Vec::new();
+
+fn held(h: &Hierarchy) -> Vec<Vec<u64>> {
+    (0..h.tiers.len()).map(|j| common::sorted_keys(h, j)).collect()
+}
+
+#[test]
+fn exclusive_hit_in_tier1_promotes_to_tier0_and_removes_from_tier1() {
+    let mut h = lru_tiers("exclusive", "write-back", &[2, 4], true);
+    assert_eq!(h.fill, Fill::Exclusive);
+    for k in 1..=3 {
+        assert_eq!(read(&mut h, k), Some(2));
+    }
+    assert_eq!(held(&h), [vec![2, 3], vec![1]]);
+    assert_eq!(read(&mut h, 1), Some(1));
+    // 1 moved up; tier 0's LRU victim (2) moved down in exchange.
+    assert_eq!(held(&h), [vec![1, 3], vec![2]]);
+    assert_eq!(h.tiers[1].c.promotions, 1);
+    assert_eq!(h.tiers[1].c.hits, 1);
+    assert_eq!(h.backing.reads, 3);
+}
+
+#[test]
+fn exclusive_eviction_from_tier0_demotes_into_tier1() {
+    let mut h = lru_tiers("exclusive", "write-back", &[1, 1, 1], true);
+    for k in 1..=3 {
+        read(&mut h, k);
+    }
+    assert_eq!(held(&h), [vec![3], vec![2], vec![1]]);
+    assert_eq!(
+        (h.tiers[1].c.demotions, h.tiers[2].c.demotions),
+        (2, 1),
+        "each eviction moves the victim one tier down"
+    );
+    read(&mut h, 4);
+    // Clean data leaving the last tier is dropped.
+    assert_eq!(held(&h), [vec![4], vec![3], vec![2]]);
+    assert_eq!(h.tiers[2].c.evictions, 1);
+    assert_eq!(h.backing.writes, 0);
+}
+
+#[test]
+fn exclusive_demotion_applies_the_capacity_of_the_tier_below() {
+    let mut h = lru_tiers("exclusive", "write-back", &[100, 50], false);
+    h.access(&Request::write(1, 80));
+    h.access(&Request::read(2, 80));
+    // 1 (80 B, dirty) does not fit the 50-byte tier 1: it goes to the store.
+    assert_eq!(held(&h), [vec![2], E]);
+    assert_eq!(h.tiers[1].c.rejected, 1);
+    assert_eq!((h.backing.writes, h.backing.bytes_written), (1, 80));
+    h.access(&Request::read(3, 80));
+    // A clean victim that fits nowhere is just dropped.
+    assert_eq!(h.backing.writes, 1);
+}
+
+#[test]
+fn exclusive_dirty_data_moves_down_and_reaches_the_store_from_the_last_tier() {
+    let mut h = lru_tiers("exclusive", "write-back", &[1, 1], true);
+    write(&mut h, 1);
+    read(&mut h, 2);
+    assert!(dirty(&h, 1, 1), "demoted with its dirty bit");
+    assert_eq!(h.tiers[0].c.writebacks, 1);
+    assert_eq!(h.backing.writes, 0);
+    // A hit in tier 1 brings the dirty data back up, still dirty.
+    assert_eq!(read(&mut h, 1), Some(1));
+    assert!(dirty(&h, 0, 1));
+    read(&mut h, 3);
+    read(&mut h, 4);
+    // 1 left tier 1: written to the store once.
+    assert_eq!(held(&h), [vec![4], vec![3]]);
+    assert_eq!((h.backing.writes, h.backing.bytes_written), (1, 4096));
+}
+
+#[test]
+fn inclusive_miss_fills_every_tier() {
+    let mut h = lru_tiers("inclusive", "write-back", &[1, 2, 4], true);
+    assert_eq!(read(&mut h, 1), Some(3));
+    assert_eq!(held(&h), [vec![1], vec![1], vec![1]]);
+    for k in 2..=3 {
+        read(&mut h, k);
+    }
+    assert_eq!(held(&h), [vec![3], vec![2, 3], vec![1, 2, 3]]);
+    // Found in tier 2: filled into tiers 1 and 0, and kept in tier 2.
+    assert_eq!(read(&mut h, 1), Some(2));
+    assert_eq!(held(&h), [vec![1], vec![1, 3], vec![1, 2, 3]]);
+    assert_eq!(h.tiers[2].c.promotions, 0);
+    assert_eq!(h.backing.reads, 3);
+    // Found in tier 1: only tier 0 is filled.
+    let fills2 = h.tiers[2].c.fills;
+    assert_eq!(read(&mut h, 3), Some(1));
+    assert_eq!(held(&h), [vec![3], vec![1, 3], vec![1, 2, 3]]);
+    assert_eq!(h.tiers[2].c.fills, fills2);
+}
+
+#[test]
+fn inclusive_clean_eviction_is_dropped() {
+    let mut h = lru_tiers("inclusive", "write-back", &[1, 4], true);
+    read(&mut h, 1);
+    let before = h.tiers[1].c.clone();
+    read(&mut h, 2);
+    assert_eq!(h.tiers[0].c.evictions, 1);
+    assert_eq!(h.tiers[0].c.writebacks, 0);
+    // Tier 1 got 2 (the fill) and nothing from tier 0's eviction of 1.
+    assert_eq!(h.tiers[1].c.fills, before.fills + 1);
+    assert_eq!(h.tiers[1].c.writes, before.writes + 1);
+    assert_eq!(held(&h), [vec![2], vec![1, 2]]);
+    assert_eq!(h.backing.writes, 0);
+}
+
+#[test]
+fn inclusive_dirty_eviction_is_written_to_tier1() {
+    let mut h = lru_tiers("inclusive", "write-back", &[1, 2], true);
+    // A write allocates in tier 0 only.
+    assert_eq!(write(&mut h, 1), Some(2));
+    assert_eq!(held(&h), [vec![1], E]);
+    read(&mut h, 2);
+    // 1 was dirty: written into tier 1 (write-back there: dirty in tier 1).
+    assert_eq!(h.tiers[0].c.writebacks, 1);
+    assert!(dirty(&h, 1, 1));
+    assert_eq!(held(&h), [vec![2], vec![1, 2]]);
+    assert_eq!(h.backing.writes, 0);
+    // The dirty copy already in tier 1 is updated in place, not duplicated.
+    assert_eq!(write(&mut h, 1), Some(1));
+    read(&mut h, 2);
+    assert_eq!(h.tiers[1].len(), 2);
+    assert_eq!(h.backing.writes, 0);
+    // Out of tier 1 it reaches the store.
+    read(&mut h, 3);
+    read(&mut h, 4);
+    assert_eq!(h.backing.writes, 1);
+}
+
+#[test]
+fn write_through_writes_reach_the_backing_store_at_once() {
+    for fill in ["exclusive", "inclusive"] {
+        let mut h = lru_tiers(fill, "write-through", &[2, 2], true);
+        write(&mut h, 1);
+        assert_eq!((h.backing.writes, h.backing.bytes_written), (1, 4096), "{fill}");
+        assert!(!dirty(&h, 0, 1), "{fill}");
+        write(&mut h, 1);
+        assert_eq!(h.backing.writes, 2, "{fill}");
+        // Evicting clean data writes nothing more.
+        for k in 2..=6 {
+            read(&mut h, k);
+        }
+        assert_eq!(h.backing.writes, 2, "{fill}");
+        assert_eq!(h.tiers.iter().map(|t| t.c.writebacks).sum::<u64>(), 0);
+    }
+}
+
+#[test]
+fn write_back_writes_reach_the_backing_store_only_on_eviction() {
+    let mut h = lru_tiers("exclusive", "write-back", &[2], true);
+    write(&mut h, 1);
+    write(&mut h, 1);
+    read(&mut h, 1);
+    read(&mut h, 2);
+    assert_eq!(h.backing.writes, 0);
+    assert!(dirty(&h, 0, 1));
+    read(&mut h, 3); // evicts 2 (clean)
+    assert_eq!(h.backing.writes, 0);
+    read(&mut h, 4); // evicts 1 (dirty)
+    assert_eq!((h.backing.writes, h.backing.bytes_written), (1, 4096));
+    assert_eq!(h.tiers[0].c.writebacks, 1);
+    assert_eq!(h.tiers[0].c.evictions, 2);
+}
+
+#[test]
+fn flush_interval_writes_dirty_data_back_after_the_interval() {
+    // 1 ms of compute per request dominates the DRAM latencies (< 1 us), so
+    // request i ends at about i ms of simulated time.
+    let cfg = Config::from_toml_str(
+        r#"
+[hierarchy]
+write = "write-back"
+flush_interval = "10ms"
+[run]
+compute = "1ms"
+[[tier]]
+name = "dram"
+tech = "DRAM-DDR3"
+capacity = 4
+policy = "lru"
+"#,
+    )
+    .unwrap();
+    let mut h = common::build(&cfg, true);
+    write(&mut h, 1);
+    for _ in 2..=9 {
+        read(&mut h, 1);
+    }
+    assert_eq!(h.backing.writes, 0, "before 10 ms");
+    assert!(dirty(&h, 0, 1));
+    read(&mut h, 1); // request 10 ends just after 10 ms
+    assert_eq!((h.backing.writes, h.totals.flushes), (1, 1));
+    assert!(!dirty(&h, 0, 1), "flushed data is clean and stays cached");
+    assert!(h.tiers[0].contains(1));
+    assert_eq!(h.tiers[0].c.writebacks, 1);
+    assert!(h.totals.flush_time_ns > 0.0);
+    // Clean data is not written again at the next flush.
+    for _ in 11..=20 {
+        read(&mut h, 1);
+    }
+    assert_eq!((h.backing.writes, h.totals.flushes), (1, 2));
+    // New dirty data waits for the next period (30 ms).
+    write(&mut h, 2);
+    for _ in 22..=29 {
+        read(&mut h, 1);
+    }
+    assert_eq!(h.backing.writes, 1);
+    read(&mut h, 1);
+    assert_eq!((h.backing.writes, h.totals.flushes), (2, 3));
+}
+
+#[test]
+fn inclusive_flush_writes_each_tier_down_one_level() {
+    let cfg = Config::from_toml_str(
+        r#"
+[hierarchy]
+fill = "inclusive"
+[run]
+compute = "1ms"
+[[tier]]
+name = "dram"
+tech = "DRAM-DDR3"
+capacity = 4
+flush_interval = "5ms"
+[[tier]]
+name = "flash"
+tech = "DRAM-DDR3"
+capacity = 4
+"#,
+    )
+    .unwrap();
+    let mut h = common::build(&cfg, true);
+    write(&mut h, 1);
+    for _ in 2..=5 {
+        read(&mut h, 1);
+    }
+    // Tier 0's flush wrote 1 into tier 1, which has no flush period: dirty there.
+    assert!(!dirty(&h, 0, 1));
+    assert!(dirty(&h, 1, 1));
+    assert_eq!(h.backing.writes, 0);
+}
+
+#[test]
+fn delete_invalidates_everywhere() {
+    let mut h = lru_tiers("inclusive", "write-back", &[2, 2, 2], true);
+    read(&mut h, 1);
+    write(&mut h, 1);
+    assert_eq!(held(&h), [vec![1], vec![1], vec![1]]);
+    let (level, lat) = h.access(&Request {
+        op: Op::Delete,
+        ..Request::read(1, 4096)
+    });
+    assert_eq!((level, lat), (None, 0.0));
+    assert_eq!(held(&h), [E, E, E]);
+    assert!(h.tiers.iter().all(|t| t.c.invalidations == 1 && t.used() == 0));
+    // The deleted dirty data is never written back.
+    for k in 2..=9 {
+        read(&mut h, k);
+    }
+    assert_eq!(h.backing.writes, 0);
+    assert_eq!(h.totals.deletes, 1);
+
+    let mut h = lru_tiers("exclusive", "write-back", &[1, 2], true);
+    read(&mut h, 1);
+    read(&mut h, 2);
+    assert_eq!(held(&h), [vec![2], vec![1]]);
+    h.access(&Request {
+        op: Op::Delete,
+        ..Request::read(1, 4096)
+    });
+    assert_eq!(held(&h), [vec![2], E]);
+    assert_eq!(h.tiers[1].c.invalidations, 1);
+    assert_eq!(read(&mut h, 1), Some(2), "a deleted key misses");
+}
+
+/// hierarchy.rs, read_request, exclusive hit in a lower tier: the entry is
+/// removed from tier `level` before tier 0 accepts it, and `place` returns
+/// without a trace when tier 0 rejects the object (the read names a size
+/// larger than tier 0). The entry is then in no tier and, when it was
+/// dirty, its data never reaches the backing store.
+#[test]
+fn exclusive_promotion_rejected_by_tier0_keeps_dirty_data() {
+    let mut h = lru_tiers("exclusive", "write-back", &[100, 100], false);
+    h.access(&Request::write(1, 50));
+    h.access(&Request::read(2, 60)); // 1 (dirty) is demoted to tier 1
+    assert!(dirty(&h, 1, 1));
+    // The same object read with a size larger than tier 0.
+    assert_eq!(h.access(&Request::read(1, 150)).0, Some(1));
+    let still_dirty = h
+        .tiers
+        .iter()
+        .any(|t| t.lookup(1).is_some_and(|s| t.is_dirty(s)));
+    assert!(
+        still_dirty || h.backing.writes == 1,
+        "the dirty data of key 1 was dropped: held {:?}, backing writes {}",
+        held(&h),
+        h.backing.writes
+    );
+}
