@@ -37,13 +37,10 @@ import tempfile
 import time
 from pathlib import Path
 
+import libcachesim as lcs
 import numpy as np
 
-import libcachesim as lcs
-
-RECORD = np.dtype(
-    [("time", "<u4"), ("obj_id", "<u8"), ("obj_size", "<u4"), ("next_access", "<i8")]
-)
+RECORD = np.dtype([("time", "<u4"), ("obj_id", "<u8"), ("obj_size", "<u4"), ("next_access", "<i8")])
 assert RECORD.itemsize == 24
 
 # Policies whose results must agree exactly with libCacheSim.
@@ -136,7 +133,7 @@ def run_tierlab(cmd: list[str], cfg: Path) -> tuple[float, dict]:
     """(wall seconds of the whole `tierlab run` process, parsed JSON)."""
     argv = [*cmd, "run", str(cfg), "--json"]
     t0 = time.perf_counter()
-    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.run(argv, capture_output=True, text=True)
     elapsed = time.perf_counter() - t0
     if proc.returncode != 0:
         raise RuntimeError(
@@ -250,11 +247,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"trace:     {trace.resolve()} ({trace.stat().st_size / 2**20:.1f} MiB)")
     print(f"requests:  {n_req}   unique objects: {n_unique}   size-0 records: {n_zero}")
     print(f"cache:     {size_desc}; object sizes ignored (unit size)")
-    print(f"timing:    libCacheSim = process_trace loop only; tierlab = whole "
-          f"`tierlab run --json` process; median of {args.repeat}")
+    print(
+        f"timing:    libCacheSim = process_trace loop only; tierlab = whole "
+        f"`tierlab run --json` process; median of {args.repeat}"
+    )
     if n_zero:
-        print("note:      size-0 records are counted as requests by both "
-              "(libCacheSim: ignore_size_zero_req=False)")
+        print(
+            "note:      size-0 records are counted as requests by both "
+            "(libCacheSim: ignore_size_zero_req=False)"
+        )
     print(flush=True)
 
     rows = []
@@ -290,15 +291,21 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"error: {error}", file=sys.stderr)
                 failed = True
             if len(lcs_mr) > 1 or len(tl_mr) > 1:
-                print(f"warning: {policy}: miss ratio varies between repetitions "
-                      f"(libCacheSim {sorted(lcs_mr)}, tierlab {sorted(tl_mr)})", file=sys.stderr)
+                print(
+                    f"warning: {policy}: miss ratio varies between repetitions "
+                    f"(libCacheSim {sorted(lcs_mr)}, tierlab {sorted(tl_mr)})",
+                    file=sys.stderr,
+                )
                 failed = True
             lmr = next(iter(lcs_mr))
             tmr = next(iter(tl_mr)) if tl_mr else float("nan")
             diff = abs(lmr - tmr) if tl_mr else float("inf")
             if tl_req and tl_req != {n_req}:
-                print(f"error: {policy}: tierlab counted {sorted(tl_req)} requests, "
-                      f"trace has {n_req}", file=sys.stderr)
+                print(
+                    f"error: {policy}: tierlab counted {sorted(tl_req)} requests, "
+                    f"trace has {n_req}",
+                    file=sys.stderr,
+                )
                 failed = True
             agree = diff <= TOLERANCE
             if policy in EXACT_POLICIES and not agree:
@@ -332,14 +339,16 @@ def main(argv: list[str] | None = None) -> int:
         "agree",
     )
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    line = "  ".join(h.ljust(w) for h, w in zip(header, widths))
+    line = "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=False))
     print(line)
     print("-" * len(line))
     for r in rows:
-        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
+        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=False)))
     print()
-    print("req/s are medians over repetitions; tierlab/lcs > 1 means tierlab is faster "
-          "(despite timing its whole process).")
+    print(
+        "req/s are medians over repetitions; tierlab/lcs > 1 means tierlab is faster "
+        "(despite timing its whole process)."
+    )
     if failed:
         print("RESULT: FAIL (miss ratios disagree or a run failed)")
         return 1

@@ -92,7 +92,8 @@ def print_techs(techs: list[dict[str, Any]]) -> None:
     for x in techs:
         t.add_row(
             x["name"], x["kind"], human_ns(x["read_ns"]), human_ns(x["write_ns"]),
-            opt(x.get("erase_ns") and human_ns(x["erase_ns"])), opt(x.get("bandwidth_mb_s"), "{:g}"),
+            opt(x.get("erase_ns") and human_ns(x["erase_ns"])),
+            opt(x.get("bandwidth_mb_s"), "{:g}"),
             f"{x['access_unit']}", opt(x.get("endurance"), "{:.0e}"),
             opt(x.get("price_usd_per_gbit"), "{:g}"), x["source"],
         )  # fmt: skip

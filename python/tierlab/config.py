@@ -50,7 +50,7 @@ def load_config(config: ConfigLike) -> Config:
 
 def _parse(text: str, where: str) -> Config:
     try:
-        return tomllib.loads(text)
+        return dict(tomllib.loads(text))
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{where}: invalid TOML: {e}") from None
 
@@ -73,7 +73,8 @@ def with_trace(
 
     ``unit_size`` is kept from the config's workload unless given.
     """
-    old = cfg.get("workload") if isinstance(cfg.get("workload"), dict) else {}
+    found = cfg.get("workload")
+    old: dict[str, Any] = found if isinstance(found, dict) else {}
     w: dict[str, Any] = {"type": "trace", "path": str(path)}
     if fmt is not None:
         w["format"] = fmt

@@ -11,7 +11,9 @@ pub const OBJECTS: u64 = 100_000;
 
 pub fn trace() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    let path = dir.join(format!("bench-zipf1-{OBJECTS}-{REQUESTS}.oracleGeneral.bin"));
+    let path = dir.join(format!(
+        "bench-zipf1-{OBJECTS}-{REQUESTS}.oracleGeneral.bin"
+    ));
     if !path.exists() {
         let gen = Config::from_toml_str(&format!(
             "[workload]\ntype = \"zipf\"\nalpha = 1.0\nobjects = {OBJECTS}\nrequests = {REQUESTS}\nseed = 42\n[[tier]]\ntech = \"DRAM-DDR3\"\ncapacity = 1\n"

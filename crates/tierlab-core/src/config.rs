@@ -177,6 +177,16 @@ pub enum Source {
     Csv(PathBuf, CsvOptions),
 }
 
+/// Finite and greater than zero (NaN is neither).
+fn positive(v: f64) -> bool {
+    v.is_finite() && v > 0.0
+}
+
+/// Finite and zero or more.
+fn non_negative(v: f64) -> bool {
+    v.is_finite() && v >= 0.0
+}
+
 fn from_de<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Config, ConfigError> {
     let cfg: Config = serde_path_to_error::deserialize(d).map_err(|e| {
         let path = e.path().to_string();
@@ -238,17 +248,17 @@ impl Config {
             if t.capacity == Size::Absolute(0) {
                 return Err(ConfigError::at(p("capacity"), "must be greater than zero"));
             }
-            if !(t.slowdown.is_finite() && t.slowdown > 0.0) {
+            if !positive(t.slowdown) {
                 return Err(ConfigError::at(p("slowdown"), format!("{} is out of range; must be a positive factor (1 = the medium's own speed)", t.slowdown)));
             }
-            if !(t.overhead.0 >= 0.0 && t.overhead.0.is_finite()) {
+            if !non_negative(t.overhead.0) {
                 return Err(ConfigError::at(
                     p("overhead"),
                     format!("{} ns is out of range; must be zero or more", t.overhead.0),
                 ));
             }
             if let Some(f) = t.flush_interval {
-                if !(f.0 > 0.0) {
+                if !positive(f.0) {
                     return Err(ConfigError::at(
                         p("flush_interval"),
                         "must be a positive duration",
@@ -267,11 +277,11 @@ impl Config {
         }
         cat.get(&self.backing.tech)
             .map_err(|e| ConfigError::at("backing.tech", e.to_string()))?;
-        if !(self.backing.overhead.0 >= 0.0) {
+        if !non_negative(self.backing.overhead.0) {
             return Err(ConfigError::at("backing.overhead", "must be zero or more"));
         }
         if let Some(f) = self.hierarchy.flush_interval {
-            if !(f.0 > 0.0) {
+            if !positive(f.0) {
                 return Err(ConfigError::at(
                     "hierarchy.flush_interval",
                     "must be a positive duration",
@@ -284,7 +294,7 @@ impl Config {
                 "must be at least 1 request",
             ));
         }
-        if !(self.run.compute.0 >= 0.0) {
+        if !non_negative(self.run.compute.0) {
             return Err(ConfigError::at("run.compute", "must be zero or more"));
         }
         if let Some(w) = &self.workload {
@@ -441,7 +451,7 @@ impl WorkloadConfig {
         let pattern = match self.kind {
             WorkloadKind::Zipf => {
                 let alpha = self.alpha.unwrap_or(1.0);
-                if !(alpha >= 0.0 && alpha.is_finite()) {
+                if !non_negative(alpha) {
                     return Err(ConfigError::at(
                         p("alpha"),
                         format!("{alpha} is out of range; must be zero or more"),

@@ -10,6 +10,18 @@ use crate::hash::fold_mul;
 
 const EMPTY: u32 = u32::MAX;
 
+/// Asks the CPU to start loading the cache line at `p`.
+#[inline(always)]
+pub(crate) fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetch is a hint; it never faults, even on a bad address.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(p as *const i8, core::arch::x86_64::_MM_HINT_T0)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 #[derive(Clone, Copy)]
 #[repr(C, align(16))]
 struct Bucket {
@@ -17,7 +29,10 @@ struct Bucket {
     slot: u32,
 }
 
-const VACANT: Bucket = Bucket { key: 0, slot: EMPTY };
+const VACANT: Bucket = Bucket {
+    key: 0,
+    slot: EMPTY,
+};
 
 pub struct SlotIndex {
     buckets: Vec<Bucket>,
@@ -33,7 +48,11 @@ impl Default for SlotIndex {
 
 impl SlotIndex {
     pub fn new() -> Self {
-        SlotIndex { buckets: vec![VACANT; 16], mask: 15, len: 0 }
+        SlotIndex {
+            buckets: vec![VACANT; 16],
+            mask: 15,
+            len: 0,
+        }
     }
 
     #[inline(always)]
@@ -52,14 +71,7 @@ impl SlotIndex {
     /// Starts loading the bucket `key` will probe first.
     #[inline(always)]
     pub fn prefetch(&self, key: u64) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let p = self.buckets.as_ptr().wrapping_add(self.home(key)) as *const i8;
-            // SAFETY: prefetch is a hint; it never faults, even on a bad address.
-            unsafe { core::arch::x86_64::_mm_prefetch(p, core::arch::x86_64::_MM_HINT_T0) };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = key;
+        prefetch(self.buckets.as_ptr().wrapping_add(self.home(key)));
     }
 
     #[inline(always)]
@@ -120,7 +132,11 @@ impl SlotIndex {
             }
             let h = self.home(b.key);
             // Is h cyclically in (hole, j]? Then b must stay.
-            let stays = if hole <= j { hole < h && h <= j } else { hole < h || h <= j };
+            let stays = if hole <= j {
+                hole < h && h <= j
+            } else {
+                hole < h || h <= j
+            };
             if !stays {
                 self.buckets[hole] = b;
                 hole = j;
@@ -146,7 +162,10 @@ impl SlotIndex {
 
     /// Every (key, slot), in table order.
     pub fn iter(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
-        self.buckets.iter().filter(|b| b.slot != EMPTY).map(|b| (b.key, b.slot))
+        self.buckets
+            .iter()
+            .filter(|b| b.slot != EMPTY)
+            .map(|b| (b.key, b.slot))
     }
 }
 

@@ -155,7 +155,8 @@ pub fn convert_to_oracle(
     Ok(s)
 }
 
-/// Builds the hierarchy a config describes. `footprint` (bytes, or objects
+/// Builds the hierarchy a config describes (checked when it was parsed:
+/// `Config::from_toml_str` and `from_json_str` validate). `footprint` (bytes, or objects
 /// with `unit_size`) resolves capacities given as a share; `seed` seeds
 /// randomised policies. Tests and benches use this to drive a hierarchy with
 /// requests of their own.
@@ -165,7 +166,6 @@ pub fn build_hierarchy(
     unit_size: bool,
     seed: u64,
 ) -> Result<(Hierarchy, Vec<TierMeta>), Error> {
-    cfg.validate()?;
     let cat = cfg.catalog()?;
     let mut tiers = Vec::with_capacity(cfg.tiers.len());
     let mut meta = Vec::with_capacity(cfg.tiers.len());
@@ -232,7 +232,6 @@ pub struct Simulation {
 
 impl Simulation {
     pub fn new(cfg: &Config) -> Result<Self, Error> {
-        cfg.validate()?;
         let w: &WorkloadConfig = cfg.workload()?;
         let source = w.source()?;
         // A share of the footprint needs the footprint: one pre-pass.

@@ -3,7 +3,7 @@
 //! bits; its policy only orders slots.
 
 use crate::cost::AccessCost;
-use crate::index::SlotIndex;
+use crate::index::{prefetch, SlotIndex};
 use crate::policy::{AnyPolicy, Policy};
 use crate::request::Request;
 use serde::Serialize;
@@ -239,15 +239,4 @@ impl Tier {
     pub fn keys(&self) -> impl Iterator<Item = u64> + '_ {
         self.index.iter().map(|(k, _)| k)
     }
-}
-
-#[inline(always)]
-fn prefetch<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetch is a hint; it never faults, even on a bad address.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch(p as *const i8, core::arch::x86_64::_MM_HINT_T0)
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }

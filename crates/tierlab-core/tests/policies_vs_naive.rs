@@ -30,7 +30,10 @@ fn shapes(seed: u64, cap: usize) -> Vec<(String, Vec<u64>)> {
         ("zipf0.8".into(), k.zipf((4 * cap).max(8), 0.8, LEN)),
         ("zipf1.2".into(), k.zipf((2 * cap).max(4), 1.2, LEN)),
         ("uniform".into(), k.uniform(cap + cap / 2 + 2, LEN)),
-        ("scan-mix".into(), k.scan_mix((cap / 2).max(2), cap + 1, LEN)),
+        (
+            "scan-mix".into(),
+            k.scan_mix((cap / 2).max(2), cap + 1, LEN),
+        ),
         ("loop-cap+1".into(), k.looped(cap + 1, LEN)),
         ("loop-cap".into(), k.looped(cap, LEN)),
     ]
@@ -61,9 +64,19 @@ fn compare(policy: &str, model: Naive, unit: bool, trace: &[(u64, u32)], what: &
     }
     let t = &h.tiers[0];
     assert_eq!(t.c.hits, hits, "{what}, policy {policy}");
-    assert_eq!(t.c.misses, trace.len() as u64 - hits, "{what}, policy {policy}");
-    assert_eq!(t.c.evictions, m.evictions, "{what}, policy {policy}: evictions");
-    assert_eq!(t.c.rejected, m.rejected, "{what}, policy {policy}: rejected");
+    assert_eq!(
+        t.c.misses,
+        trace.len() as u64 - hits,
+        "{what}, policy {policy}"
+    );
+    assert_eq!(
+        t.c.evictions, m.evictions,
+        "{what}, policy {policy}: evictions"
+    );
+    assert_eq!(
+        t.c.rejected, m.rejected,
+        "{what}, policy {policy}: rejected"
+    );
     assert_eq!(t.used(), m.used, "{what}, policy {policy}: used");
     assert!(t.used() <= t.capacity);
 }

@@ -14,7 +14,9 @@ pub enum Kind {
     Lru,
     Fifo,
     /// CLOCK with a saturating counter of `max` = 2^bits - 1.
-    Clock { max: u8 },
+    Clock {
+        max: u8,
+    },
 }
 
 /// The policy variants a naive model exists for, as (TOML value of a tier's
@@ -302,7 +304,9 @@ pub fn single_tier(policy: &str, capacity: u64) -> Config {
 }
 
 pub fn build(cfg: &Config, unit: bool) -> Hierarchy {
-    tierlab_core::sim::build_hierarchy(cfg, 0, unit, 1).unwrap().0
+    tierlab_core::sim::build_hierarchy(cfg, 0, unit, 1)
+        .unwrap()
+        .0
 }
 
 pub fn sorted_keys(h: &Hierarchy, tier: usize) -> Vec<u64> {
