@@ -99,11 +99,25 @@ impl Hierarchy {
         }
     }
 
-    /// Starts loading the index buckets a later request for `key` will probe.
+    /// First stage of prefetching for a later request: tier 0's bucket.
     #[inline(always)]
-    pub fn prefetch(&self, key: u64) {
-        for t in &self.tiers {
+    pub fn prefetch_top(&self, key: u64) {
+        if let Some(t) = self.tiers.first() {
             t.prefetch(key);
+        }
+    }
+
+    /// Second stage, some requests later, when tier 0's bucket has arrived:
+    /// if the key is not in tier 0 (as things stand now), the lower tiers
+    /// will be probed, so start loading their buckets. Prefetching every tier
+    /// for every request instead wastes memory bandwidth on lower-tier
+    /// buckets that a tier-0 hit never reads.
+    #[inline(always)]
+    pub fn prefetch_below(&self, key: u64) {
+        if self.tiers.len() > 1 && !self.tiers[0].contains(key) {
+            for t in &self.tiers[1..] {
+                t.prefetch(key);
+            }
         }
     }
 
@@ -174,14 +188,19 @@ impl Hierarchy {
                 t.touch(slot, req);
                 return lat;
             }
+            let stored = t.size_of(slot);
             match self.fill {
+                // An object tier 0 cannot hold at all stays where it is.
+                Fill::Exclusive if !self.tiers[0].fits(stored) => self.tiers[level].touch(slot, req),
                 Fill::Exclusive => {
+                    // The object moves up as stored (a read names no new size).
+                    let t = &mut self.tiers[level];
                     let v = t.remove(slot);
                     t.c.promotions += 1;
-                    lat += self.place(0, req, v.dirty);
+                    lat += self.place(0, &Request { size: v.size, ..*req }, v.dirty);
                 }
                 Fill::Inclusive => {
-                    t.touch(slot, req);
+                    self.tiers[level].touch(slot, req);
                     for j in (0..level).rev() {
                         lat += self.place(j, req, false);
                     }
@@ -262,6 +281,13 @@ impl Hierarchy {
         for v in self.victims.drain(..) {
             if v.dirty || moves_clean {
                 self.pending.push((j, v));
+            }
+        }
+        if moves_clean {
+            // The next victim of tier j will be demoted into tier j+1: start
+            // loading the bucket its insertion will probe there.
+            if let Some(key) = self.tiers[j].next_victim_key() {
+                self.tiers[j + 1].prefetch(key);
             }
         }
     }

@@ -21,9 +21,10 @@ use crate::units::Size;
 /// per batch, small enough to stay in L1/L2.
 pub const BATCH: usize = 4096;
 
-/// How many requests ahead the loop prefetches index buckets (measured with
-/// benches/vs_libcachesim.py; 8..16 are alike on this machine).
-const PREFETCH: usize = 12;
+/// How many requests ahead the loop prefetches tier 0's index bucket, and
+/// the lower tiers' buckets of keys not in tier 0.
+const PREFETCH_FAR: usize = 16;
+const PREFETCH_NEAR: usize = 8;
 
 /// Opens a fresh stream of the source's requests.
 pub fn open(source: &Source) -> Result<Box<dyn TraceSource>, TraceError> {
@@ -293,10 +294,13 @@ impl Simulation {
             }
             let buf = std::mem::take(&mut self.buf);
             for (i, r) in buf.iter().enumerate() {
-                // Index lookups are cache misses on large tiers; start the
-                // one PREFETCH requests ahead while this one runs.
-                if let Some(ahead) = buf.get(i + PREFETCH) {
-                    self.h.prefetch(ahead.key);
+                // Index lookups are cache misses on large tiers: start them
+                // ahead, in two stages (see Hierarchy::prefetch_below).
+                if let Some(far) = buf.get(i + PREFETCH_FAR) {
+                    self.h.prefetch_top(far.key);
+                }
+                if let Some(near) = buf.get(i + PREFETCH_NEAR) {
+                    self.h.prefetch_below(near.key);
                 }
                 self.h.access(r);
                 self.countdown -= 1;

@@ -148,6 +148,12 @@ impl Tier {
         self.entries[slot as usize].size
     }
 
+    /// Whether an object of `size` can be held at all.
+    #[inline(always)]
+    pub fn fits(&self, size: u32) -> bool {
+        self.charge(size) <= self.capacity
+    }
+
     /// Inserts `req.key` (not present), evicting into `victims` until it fits.
     /// Returns false, touching nothing, when the object exceeds the capacity.
     #[inline]
@@ -168,8 +174,8 @@ impl Tier {
             // index bucket): prefetch the entry of the victim after next and
             // the bucket of the next one, whose entry the previous eviction
             // prefetched.
-            if let Some(next) = self.policy.victim_hint(0) {
-                self.index.prefetch(self.entries[next as usize].key);
+            if let Some(key) = self.next_victim_key() {
+                self.index.prefetch(key);
             }
             if let Some(after) = self.policy.victim_hint(1) {
                 prefetch(self.entries.as_ptr().wrapping_add(after as usize));
@@ -197,6 +203,12 @@ impl Tier {
         self.c.bytes_in += req.size as u64;
         self.policy.on_insert(slot, req);
         true
+    }
+
+    /// The key the policy expects to evict next, if it can tell cheaply.
+    #[inline(always)]
+    pub fn next_victim_key(&self) -> Option<u64> {
+        self.policy.victim_hint(0).map(|s| self.entries[s as usize].key)
     }
 
     /// Removes an entry for a reason other than eviction.
