@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-
 import tierlab
 from conftest import Ran, write_oracle
 
@@ -269,7 +268,9 @@ def case_invalid_toml(tmp: Path) -> Bad:
 def case_no_workload(tmp: Path) -> Bad:
     cfg = tmp / "c.toml"
     cfg.write_text(GOOD_TIER)
-    return Bad(["run", cfg], lambda: tierlab.simulate(cfg), ["workload", "--trace"], tierlab.ConfigError)
+    return Bad(
+        ["run", cfg], lambda: tierlab.simulate(cfg), ["workload", "--trace"], tierlab.ConfigError
+    )
 
 
 def case_empty_oracle_trace(tmp: Path) -> Bad:
@@ -415,7 +416,9 @@ def test_config_error_has_no_json_locator(tierlab_cmd: Callable[..., Ran], tmp_p
     assert " at line 1 column" not in line, line
 
 
-def test_bench_three_tiers_absolute_capacity(tierlab_cmd: Callable[..., Ran], tmp_path: Path) -> None:
+def test_bench_three_tiers_absolute_capacity(
+    tierlab_cmd: Callable[..., Ran], tmp_path: Path
+) -> None:
     """BUG: `tierlab bench TRACE --tiers 3 --capacity 1MiB` ends in a Python
     traceback (ValueError from bench.bench_config) and exit code 1."""
     t = _trace(tmp_path)
@@ -423,7 +426,9 @@ def test_bench_three_tiers_absolute_capacity(tierlab_cmd: Callable[..., Ran], tm
     assert_bad(r, "--capacity")
 
 
-def test_share_too_small_message_is_readable(tierlab_cmd: Callable[..., Ran], tmp_path: Path) -> None:
+def test_share_too_small_message_is_readable(
+    tierlab_cmd: Callable[..., Ran], tmp_path: Path
+) -> None:
     """BUG (poor message): a share that resolves to less than one unit prints
     Rust debug text: "tier[0].capacity: Percent(10.0) of a footprint of 5 ...";
     the user wrote "10%"."""
@@ -490,3 +495,29 @@ def test_csv_key_hint_is_a_hint_line(tierlab_cmd: Callable[..., Ran], tmp_path: 
     assert len(r.err_lines) == 2, r.err
     assert "hash_keys" in r.err_lines[1]
     assert "[workload.csv]" in r.err_lines[1]
+
+
+def test_new_tech_without_base_message(tierlab_cmd: Callable[..., Ran], tmp_path: Path) -> None:
+    """BUG (garbled message): a new [techs.X] without `base` and without
+    write_ns reads "techs.X.write_ns: unknown technology "X"; known: a new
+    technology needs `base` (...)": the TechError::Unknown template is reused
+    for a missing field, so "known:" introduces a sentence."""
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(GOOD_TIER + '\n[techs.X]\nread_ns = 5\nsource = "mine"\n')
+    line = assert_bad(tierlab_cmd("run", cfg, "--trace", _trace(tmp_path)), "techs.X.write_ns")
+    assert "known: a new technology" not in line, line
+
+
+def test_csv_table_with_oracle_format_message(tierlab_cmd: Callable[..., Ran], tmp_path) -> None:
+    """BUG (misleading message): [workload.csv] on an oracleGeneral trace says
+    `workload.csv: not used by type = "trace"`, but csv is used by type
+    "trace"; what excludes it is the format (oracle, here guessed from the
+    file name)."""
+    _trace(tmp_path)
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        '[workload]\ntype = "trace"\npath = "ok.oracleGeneral.bin"\ncsv = { key = 2 }\n\n'
+        + GOOD_TIER
+    )
+    line = assert_bad(tierlab_cmd("run", cfg), "workload.csv")
+    assert "oracle" in line, line

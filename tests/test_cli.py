@@ -11,7 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
 from conftest import EXAMPLES, TINY_KEYS, TINY_REQUESTS, Ran
 
 EXAMPLE_CONFIGS = ["quickstart.toml", "s1-esdc.toml", "s2-extended-buffer-cache.toml"]
@@ -184,7 +183,9 @@ def test_techs_table_names_readable_at_80_columns(tierlab_cmd: Callable[..., Ran
     cannot be read."""
     r = ok(tierlab_cmd("techs", columns=80))
     missing = [
-        t["name"] for t in json.loads(ok(tierlab_cmd("techs", "--json")).out) if t["name"] not in r.out
+        t["name"]
+        for t in json.loads(ok(tierlab_cmd("techs", "--json")).out)
+        if t["name"] not in r.out
     ]
     assert not missing, f"names cut in the 80-column table: {missing}"
 
@@ -209,7 +210,6 @@ def test_techs_json_entries_have_sources(tierlab_cmd: Callable[..., Ran]) -> Non
 
 def expected_stats(trace: Path) -> dict[str, int]:
     import numpy as np
-
     from conftest import ORACLE_RECORD
 
     rec = np.fromfile(trace, dtype=ORACLE_RECORD)

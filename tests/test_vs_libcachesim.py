@@ -19,12 +19,9 @@ from pathlib import Path
 import libcachesim as lcs
 import numpy as np
 import pytest
-
 import tierlab
 
-RECORD = np.dtype(
-    [("time", "<u4"), ("obj_id", "<u8"), ("obj_size", "<u4"), ("next_access", "<i8")]
-)
+RECORD = np.dtype([("time", "<u4"), ("obj_id", "<u8"), ("obj_size", "<u4"), ("next_access", "<i8")])
 
 POLICIES = ("lru", "fifo", "clock")
 FRACTIONS = (0.001, 0.01, 0.1, 0.5)

@@ -24,8 +24,8 @@ def human_bytes(n: float) -> str:
 def human_ns(ns: float) -> str:
     for unit, f in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
         if ns >= f:
-            return f"{ns / f:.3f} {unit}"
-    return f"{ns:.1f} ns"
+            return f"{ns / f:.4g} {unit}"
+    return f"{ns:.4g} ns"
 
 
 def _cap(t: dict[str, Any], unit: bool) -> str:
@@ -80,24 +80,27 @@ def print_run(s: dict[str, Any]) -> None:
 
 
 def print_techs(techs: list[dict[str, Any]]) -> None:
+    """The figures in a table that fits 80 columns, then each entry's source."""
     c = console()
-    t = Table(title="technology catalog (data/techs.toml)", title_justify="left")
-    for col in ("name", "kind", "read", "write", "erase", "MB/s", "unit", "endurance", "$/Gbit"):
-        t.add_column(col, justify="left" if col in ("name", "kind") else "right")
-    t.add_column("source", overflow="fold", max_width=60)
+    t = Table(title="technology catalog (tierlab techs --json: every field)", title_justify="left")
+    t.add_column("name", no_wrap=True)
+    for col in ("read", "write", "erase", "MB/s", "unit", "cycles", "$/Gbit"):
+        t.add_column(col, justify="right", no_wrap=True)
 
     def opt(v: Any, fmt: str = "{}") -> str:
         return "" if v is None else fmt.format(v)
 
     for x in techs:
         t.add_row(
-            x["name"], x["kind"], human_ns(x["read_ns"]), human_ns(x["write_ns"]),
-            opt(x.get("erase_ns") and human_ns(x["erase_ns"])),
-            opt(x.get("bandwidth_mb_s"), "{:g}"),
-            f"{x['access_unit']}", opt(x.get("endurance"), "{:.0e}"),
-            opt(x.get("price_usd_per_gbit"), "{:g}"), x["source"],
+            x["name"], human_ns(x["read_ns"]), human_ns(x["write_ns"]),
+            human_ns(x["erase_ns"]) if x.get("erase_ns") else "",
+            opt(x.get("bandwidth_mb_s"), "{:g}"), f"{x['access_unit']}",
+            opt(x.get("endurance"), "{:.0e}"), opt(x.get("price_usd_per_gbit"), "{:g}"),
         )  # fmt: skip
     c.print(t)
+    c.print("sources:")
+    for x in techs:
+        c.print(f"  {x['name']}: {x['source']}")
 
 
 def print_stats(name: str, s: dict[str, Any]) -> None:

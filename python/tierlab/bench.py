@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from tierlab.api import simulate
+from tierlab.errors import ConfigError
 
 
 def bench_config(trace: str, policy: str, capacity: str | int, tiers: int) -> dict[str, Any]:
@@ -28,7 +29,9 @@ def bench_config(trace: str, policy: str, capacity: str | int, tiers: int) -> di
                 return max(1, cap * k // 7)
             if cap.endswith("%"):
                 return f"{float(cap[:-1]) * k / 7:g}%"
-            raise ValueError("--capacity for --tiers 3 must be objects or a share")
+            raise ConfigError(
+                f"--capacity {cap}: with --tiers 3 give objects or a share such as 10%"
+            )
 
         tier = [
             {"name": "dram", "tech": "DRAM-DDR3", "capacity": part(1), "policy": policy},

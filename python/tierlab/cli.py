@@ -192,6 +192,12 @@ def cmd_trace(a: argparse.Namespace) -> int:
     with _progress(True, "converting (2 passes)") as cb:
         s = trace_convert(a.input, a.output, a.format, progress=cb)
     print(f"wrote {s['requests']:,} requests ({s['unique_keys']:,} keys) to {a.output}")
+    if s["writes"] or s["deletes"]:
+        print(
+            f"note: oracleGeneral has no operation field: {s['writes']:,} writes and "
+            f"{s['deletes']:,} deletes were written as reads",
+            file=sys.stderr,
+        )
     return 0
 
 

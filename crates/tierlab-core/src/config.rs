@@ -196,9 +196,17 @@ fn from_de<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Config, ConfigError
             path
         };
         let mut msg = e.into_inner().to_string();
-        // The toml crate appends its own "in `a.b`" locator; ours is the path.
+        // The toml crate appends its own "in `a.b`" locator and serde_json a
+        // position in the JSON the Python layer built: ours is the key path.
         if let Some(i) = msg.find("\nin `") {
             msg.truncate(i);
+        }
+        if let Some(i) = msg.rfind(" at line ") {
+            if msg[i + 9..].split_once(" column ").is_some_and(|(l, c)| {
+                l.bytes().all(|b| b.is_ascii_digit()) && c.bytes().all(|b| b.is_ascii_digit())
+            }) {
+                msg.truncate(i);
+            }
         }
         ConfigError::at(path, msg.trim_end())
     })?;
@@ -287,6 +295,12 @@ impl Config {
                     "must be a positive duration",
                 ));
             }
+        }
+        if self.run.max_requests == Some(0) {
+            return Err(ConfigError::at(
+                "run.max_requests",
+                "must be at least 1 (leave it out to run the whole workload)",
+            ));
         }
         if self.run.interval == 0 {
             return Err(ConfigError::at(
@@ -383,7 +397,17 @@ impl WorkloadConfig {
             });
             return match format {
                 Format::Oracle => {
-                    unused("csv", self.csv.is_some())?;
+                    if self.csv.is_some() {
+                        let how = if self.format.is_some() {
+                            "given"
+                        } else {
+                            "guessed from the file name"
+                        };
+                        return Err(ConfigError::at(
+                            p("csv"),
+                            format!("only for format = \"csv\"; this trace is read as oracle (format {how})"),
+                        ));
+                    }
                     Ok(Source::Oracle(path))
                 }
                 Format::Csv => {
@@ -410,7 +434,11 @@ impl WorkloadConfig {
             return Err(ConfigError::at(p("requests"), "must be at least 1"));
         }
         let objects = match (self.kind, self.objects) {
-            (WorkloadKind::Scan, o) => o.unwrap_or(requests),
+            // A scan requests each of `requests` keys once.
+            (WorkloadKind::Scan, Some(_)) => {
+                return Err(ConfigError::at(p("objects"), "not used by type = \"scan\" (a scan requests `requests` distinct keys once each; type = \"loop\" cycles over `objects`)"))
+            }
+            (WorkloadKind::Scan, None) => requests,
             (_, Some(0)) => return Err(ConfigError::at(p("objects"), "must be at least 1")),
             (_, Some(o)) => o,
             (_, None) => {

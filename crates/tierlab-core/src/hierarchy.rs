@@ -191,13 +191,22 @@ impl Hierarchy {
             let stored = t.size_of(slot);
             match self.fill {
                 // An object tier 0 cannot hold at all stays where it is.
-                Fill::Exclusive if !self.tiers[0].fits(stored) => self.tiers[level].touch(slot, req),
+                Fill::Exclusive if !self.tiers[0].fits(stored) => {
+                    self.tiers[level].touch(slot, req)
+                }
                 Fill::Exclusive => {
                     // The object moves up as stored (a read names no new size).
                     let t = &mut self.tiers[level];
                     let v = t.remove(slot);
                     t.c.promotions += 1;
-                    lat += self.place(0, &Request { size: v.size, ..*req }, v.dirty);
+                    lat += self.place(
+                        0,
+                        &Request {
+                            size: v.size,
+                            ..*req
+                        },
+                        v.dirty,
+                    );
                 }
                 Fill::Inclusive => {
                     self.tiers[level].touch(slot, req);

@@ -50,6 +50,39 @@ pub struct TraceStats {
     pub max_size: u32,
 }
 
+impl TraceStats {
+    fn new() -> Self {
+        TraceStats {
+            min_size: u32::MAX,
+            ..Default::default()
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, r: &Request, seen: &mut KeySet) {
+        self.requests += 1;
+        match r.op {
+            crate::Op::Read => self.reads += 1,
+            crate::Op::Write => self.writes += 1,
+            crate::Op::Delete => self.deletes += 1,
+        }
+        self.bytes_requested += r.size as u64;
+        self.min_size = self.min_size.min(r.size);
+        self.max_size = self.max_size.max(r.size);
+        if seen.insert(r.key) {
+            self.footprint_bytes += r.size as u64;
+        }
+    }
+
+    fn finish(mut self, seen: &KeySet) -> Self {
+        if self.requests == 0 {
+            self.min_size = 0;
+        }
+        self.unique_keys = seen.len() as u64;
+        self
+    }
+}
+
 /// One pass over a source: counts, distinct keys, footprint.
 /// `progress` is told the requests read so far after each batch and returns
 /// false to stop (the caller was interrupted).
@@ -59,38 +92,23 @@ pub fn trace_stats(
 ) -> Result<TraceStats, TraceError> {
     let mut src = open(source)?;
     let mut seen = KeySet::default();
-    let mut s = TraceStats {
-        min_size: u32::MAX,
-        ..Default::default()
-    };
+    let mut s = TraceStats::new();
     let mut buf = Vec::with_capacity(BATCH);
     while src.next_batch(&mut buf, BATCH)? > 0 {
         for r in &buf {
-            s.requests += 1;
-            match r.op {
-                crate::Op::Read => s.reads += 1,
-                crate::Op::Write => s.writes += 1,
-                crate::Op::Delete => s.deletes += 1,
-            }
-            s.bytes_requested += r.size as u64;
-            s.min_size = s.min_size.min(r.size);
-            s.max_size = s.max_size.max(r.size);
-            if seen.insert(r.key) {
-                s.footprint_bytes += r.size as u64;
-            }
+            s.add(r, &mut seen);
         }
         if !progress(s.requests) {
             return Err(TraceError::Interrupted);
         }
     }
-    if s.requests == 0 {
-        s.min_size = 0;
-    }
-    s.unique_keys = seen.len() as u64;
-    Ok(s)
+    Ok(s.finish(&seen))
 }
 
-/// Writes any source as oracleGeneral, computing next-access times
+/// Writes any source as oracleGeneral, computing next-access times. The
+/// format has no operation field: writes and deletes become reads there; the
+/// stats returned count the source's operations so the caller can say so.
+/// Next-access times
 /// (1-based virtual time of the key's next request, -1 for none, as
 /// libCacheSim's converter writes them). Two passes: the first keeps only the
 /// keys, so memory is 16 bytes per request, not the whole trace. `progress`
@@ -126,34 +144,22 @@ pub fn convert_to_oracle(
     let mut buf = Vec::with_capacity(BATCH);
     let mut i = 0usize;
     let mut seen = KeySet::default();
-    let mut s = TraceStats {
-        min_size: u32::MAX,
-        ..Default::default()
-    };
+    let mut s = TraceStats::new();
     while src.next_batch(&mut buf, BATCH)? > 0 {
         for r in &buf {
-            let rec = Request {
+            w.write(&Request {
                 next_access: next[i],
                 ..*r
-            };
-            w.write(&rec)?;
+            })?;
             i += 1;
-            s.requests += 1;
-            s.reads += 1;
-            s.bytes_requested += r.size as u64;
-            s.min_size = s.min_size.min(r.size);
-            s.max_size = s.max_size.max(r.size);
-            if seen.insert(r.key) {
-                s.footprint_bytes += r.size as u64;
-            }
+            s.add(r, &mut seen);
         }
         if !progress(keys_len as u64 + s.requests) {
             return Err(TraceError::Interrupted);
         }
     }
     w.finish()?;
-    s.unique_keys = seen.len() as u64;
-    Ok(s)
+    Ok(s.finish(&seen))
 }
 
 /// Builds the hierarchy a config describes (checked when it was parsed:
@@ -176,7 +182,7 @@ pub fn build_hierarchy(
         if capacity == 0 {
             return Err(ConfigError::at(
             format!("tier[{i}].capacity"),
-            format!("{:?} of a footprint of {footprint} is less than one unit; use a larger share or an absolute size", t.capacity),
+            format!("\"{}\" of a footprint of {footprint} is less than one unit; use a larger share or an absolute size", t.capacity),
         )
         .into());
         }

@@ -10,6 +10,8 @@ use thiserror::Error;
 pub enum TechError {
     #[error("unknown technology {name:?}; known: {known}")]
     Unknown { name: String, known: String },
+    #[error("a new technology {name:?} needs `{missing}`, or `base` = the name of a catalog entry to start from")]
+    Incomplete { name: String, missing: &'static str },
     #[error("{field} = {value} is out of range: {allowed}")]
     Range {
         field: &'static str,
@@ -143,12 +145,9 @@ impl Catalog {
                     } else {
                         Err((
                             f,
-                            TechError::Unknown {
+                            TechError::Incomplete {
                                 name: name.into(),
-                                known: format!(
-                                    "a new technology needs `base` (one of {}) or at least read_ns, write_ns and source",
-                                    self.techs.keys().cloned().collect::<Vec<_>>().join(", ")
-                                ),
+                                missing: f,
                             },
                         ))
                     }

@@ -208,7 +208,9 @@ impl Tier {
     /// The key the policy expects to evict next, if it can tell cheaply.
     #[inline(always)]
     pub fn next_victim_key(&self) -> Option<u64> {
-        self.policy.victim_hint(0).map(|s| self.entries[s as usize].key)
+        self.policy
+            .victim_hint(0)
+            .map(|s| self.entries[s as usize].key)
     }
 
     /// Removes an entry for a reason other than eviction.

@@ -94,6 +94,16 @@ pub fn parse_duration_ns(s: &str) -> Result<f64, String> {
     Ok(v * mult)
 }
 
+impl fmt::Display for Size {
+    /// As a user writes it.
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Size::Absolute(n) => write!(f, "{n}"),
+            Size::Percent(p) => write!(f, "{p}%"),
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for Size {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;

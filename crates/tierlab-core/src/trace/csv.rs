@@ -188,9 +188,9 @@ impl CsvReader {
                         }
                         None => {
                             return Err(self.err(format!(
-                                "column {} (key) is {:?}, not an unsigned integer (hint: set csv.hash_keys = true to hash non-numeric keys)",
+                                "column {} (key) is {}, not an unsigned integer\nhint: set hash_keys = true in [workload.csv] to hash non-numeric keys",
                                 col + 1,
-                                String::from_utf8_lossy(f)
+                                show(f)
                             )))
                         }
                     }
@@ -203,9 +203,9 @@ impl CsvReader {
                 }
                 Role::Op => req.op = parse_op(f).ok_or_else(|| {
                     self.err(format!(
-                        "column {} (op) is {:?}; expected read/get, write/set or delete/del",
+                        "column {} (op) is {}; expected read/get, write/set or delete/del",
                         col + 1,
-                        String::from_utf8_lossy(f)
+                        show(f)
                     ))
                 })?,
             }
@@ -239,11 +239,23 @@ impl CsvReader {
             }
         }
         Err(self.err(format!(
-            "column {} ({}) is {:?}, not an unsigned integer",
+            "column {} ({}) is {}, not an unsigned integer",
             col + 1,
             role.name(),
-            String::from_utf8_lossy(f)
+            show(f)
         )))
+    }
+}
+
+/// A field for an error message: quoted, and cut short (a binary file read
+/// as CSV has "fields" of megabytes).
+fn show(f: &[u8]) -> String {
+    const MAX: usize = 40;
+    let s = String::from_utf8_lossy(&f[..f.len().min(MAX)]);
+    if f.len() > MAX {
+        format!("{:?}... ({} bytes)", s, f.len())
+    } else {
+        format!("{s:?}")
     }
 }
 
@@ -364,7 +376,10 @@ mod tests {
         let e = read_all("1,10,4096\n2,abc,4096\n", &opts)
             .unwrap_err()
             .to_string();
-        assert!(e.ends_with("hash non-numeric keys)"), "{e}");
+        assert!(
+            e.ends_with("\nhint: set hash_keys = true in [workload.csv] to hash non-numeric keys"),
+            "{e}"
+        );
         assert!(e.contains(":2: column 2 (key)"), "{e}");
         let e = read_all("1,10\n", &opts).unwrap_err().to_string();
         assert!(

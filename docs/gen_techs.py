@@ -1,0 +1,124 @@
+"""Writes docs/techs.md from the built-in catalog (`tierlab techs --json`).
+
+    python docs/gen_techs.py           # rewrite docs/techs.md
+    python docs/gen_techs.py --check   # exit 1 if docs/techs.md is out of date
+
+tests/test_docs.py runs the check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+OUT = Path(__file__).resolve().parent / "techs.md"
+
+HEADER = """\
+# Technology catalog
+
+The built-in technologies, generated from `tierlab techs --json` by
+`docs/gen_techs.py` (do not edit by hand: run `python docs/gen_techs.py`).
+The data file is `crates/tierlab-core/data/techs.toml`; every entry names
+the source of its figures (seed papers S1-S5, or a datasheet). A field no
+source gives is left empty rather than guessed.
+
+A config uses an entry by name (`tech = "NAND-SLC"`) and may add or change
+entries with `[techs.NAME]` ([config.md](config.md)). The timing model
+([hierarchy.md](hierarchy.md)) uses the read and write latencies, the
+bandwidth and the access unit; the other figures are catalog data that no
+reported figure uses yet.
+"""
+
+
+def load() -> list[dict[str, Any]]:
+    """The catalog, as the installed command prints it."""
+    exe = shutil.which("tierlab")
+    cmd = [exe] if exe else [sys.executable, "-m", "tierlab.cli"]
+    out = subprocess.run([*cmd, "techs", "--json"], capture_output=True, text=True, check=True)
+    return list(json.loads(out.stdout))
+
+
+def num(v: Any) -> str:
+    """A figure as written in a table: empty when absent."""
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, list):
+        lo, hi = (num(x) for x in v)
+        return lo if lo == hi else f"{lo}-{hi}"
+    f = float(v)
+    if f.is_integer() and abs(f) < 1e9:
+        return f"{int(f):,}"
+    return f"{f:g}"
+
+
+def cell(s: str) -> str:
+    return s.replace("|", "\\|").replace("$", "\\$")
+
+
+def table(cols: list[tuple[str, str]], rows: list[dict[str, Any]]) -> list[str]:
+    out = ["| " + " | ".join(cell(title) for title, _ in cols) + " |"]
+    out.append("|" + "|".join("---" for _ in cols) + "|")
+    for r in rows:
+        vals = []
+        for _, key in cols:
+            v = r.get(key)
+            vals.append(cell(v) if isinstance(v, str) else num(v))
+        out.append("| " + " | ".join(vals) + " |")
+    return out
+
+
+def render(techs: list[dict[str, Any]]) -> str:
+    main = [
+        ("name", "name"),
+        ("kind", "kind"),
+        ("read (ns)", "read_ns"),
+        ("write (ns)", "write_ns"),
+        ("bandwidth (MB/s)", "bandwidth_mb_s"),
+        ("access unit (B)", "access_unit"),
+        ("volatile", "volatile"),
+        ("byte-addressable", "byte_addressable"),
+        ("source", "source"),
+    ]
+    other = [
+        ("name", "name"),
+        ("erase (ns)", "erase_ns"),
+        ("read energy (pJ)", "energy_read_pj"),
+        ("write energy (pJ)", "energy_write_pj"),
+        ("active (mW/Gbit)", "active_mw_per_gbit"),
+        ("idle (mW/Gbit)", "idle_mw_per_gbit"),
+        ("density (Gbit/cm²)", "density_gbit_cm2"),
+        ("price (US$/Gbit)", "price_usd_per_gbit"),
+        ("endurance (cycles)", "endurance"),
+        ("cell area (F²)", "cell_area_f2"),
+    ]
+    lines = [HEADER, "## Timing figures and sources", ""]
+    lines += table(main, techs)
+    lines += ["", "## Other figures", ""]
+    lines += table(other, techs)
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--check", action="store_true", help="fail if the file is out of date")
+    a = p.parse_args(argv)
+    text = render(load())
+    if a.check:
+        if not OUT.exists() or OUT.read_text(encoding="utf-8") != text:
+            print(f"{OUT} is out of date: run python docs/gen_techs.py", file=sys.stderr)
+            return 1
+        return 0
+    OUT.write_text(text, encoding="utf-8")
+    print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

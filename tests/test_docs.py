@@ -1,0 +1,135 @@
+"""The reference docs follow the code: docs/techs.md is what
+docs/gen_techs.py makes of the catalog, and docs/config.md names every key
+and every allowed name the engine accepts."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import re
+from types import ModuleType
+from typing import Any
+
+import pytest
+import tierlab
+from conftest import REPO
+
+DOCS = REPO / "docs"
+
+
+def gen_techs() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("gen_techs", DOCS / "gen_techs.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_techs_md_is_up_to_date() -> None:
+    gen = gen_techs()
+    expected = gen.render(gen.load())
+    actual = (DOCS / "techs.md").read_text(encoding="utf-8")
+    assert actual == expected, "docs/techs.md is out of date: run python docs/gen_techs.py"
+
+
+def test_techs_md_lists_every_entry_with_its_source() -> None:
+    text = (DOCS / "techs.md").read_text(encoding="utf-8")
+    for t in tierlab.techs():
+        row = next((ln for ln in text.splitlines() if ln.startswith(f"| {t['name']} |")), None)
+        assert row is not None, t["name"]
+        assert t["source"].replace("$", "\\$") in row, t["name"]
+
+
+def test_gen_techs_check_mode() -> None:
+    assert gen_techs().main(["--check"]) == 0
+
+
+# --------------------------------------------------------------------------
+# docs/config.md against the schema
+# --------------------------------------------------------------------------
+
+BASE: dict[str, Any] = {
+    "workload": {
+        "type": "trace",
+        "path": "x.csv",
+        "csv": {"key": 2},
+    },
+    "hierarchy": {},
+    "tier": [{"tech": "DRAM-DDR3", "capacity": 1}],
+    "backing": {},
+    "techs": {"X": {"base": "HDD"}},
+    "run": {},
+}
+
+
+def schema_error(*path: str | int, key: str = "zz_not_a_key", value: Any = 1) -> str:
+    cfg = copy.deepcopy(BASE)
+    node: Any = cfg
+    for p in path:
+        node = node[p]
+    node[key] = value
+    with pytest.raises(tierlab.ConfigError) as e:
+        tierlab.simulate(cfg)
+    return str(e.value)
+
+
+def names_in(msg: str) -> set[str]:
+    """The backticked names after "expected" in a serde message."""
+    tail = msg.split("expected", 1)[1]
+    tail = re.sub(r" at line \d+ column \d+$", "", tail)
+    return set(re.findall(r"`([^`]+)`", tail))
+
+
+TABLES = {
+    "top level": (),
+    "[workload]": ("workload",),
+    "[workload.csv]": ("workload", "csv"),
+    "[hierarchy]": ("hierarchy",),
+    "[[tier]]": ("tier", 0),
+    "[backing]": ("backing",),
+    "[techs.NAME]": ("techs", "X"),
+    "[run]": ("run",),
+}
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_config_md_names_every_key(table: str) -> None:
+    doc = (DOCS / "config.md").read_text(encoding="utf-8")
+    keys = names_in(schema_error(*TABLES[table]))
+    assert keys, table
+    forms = ("`{}`", "[{}]", "[{}.")  # a key, or a table: [run], [[tier]], [techs.NAME]
+    missing = sorted(k for k in keys if not any(f.format(k) in doc for f in forms))
+    assert not missing, f"docs/config.md does not name {table} keys {missing}"
+
+
+@pytest.mark.parametrize(
+    ("path", "key"),
+    [
+        (("workload",), "type"),
+        (("workload",), "format"),
+        (("hierarchy",), "fill"),
+        (("hierarchy",), "write"),
+    ],
+)
+def test_config_md_names_every_variant(path: tuple[str, ...], key: str) -> None:
+    doc = (DOCS / "config.md").read_text(encoding="utf-8")
+    variants = names_in(schema_error(*path, key=key, value="zz-no-such-variant"))
+    assert variants, key
+    missing = sorted(v for v in variants if f'"{v}"' not in doc)
+    assert not missing, f"docs/config.md does not name {key} values {missing}"
+
+
+def test_config_md_names_every_policy() -> None:
+    doc = (DOCS / "config.md").read_text(encoding="utf-8")
+    msg = schema_error("tier", 0, key="policy", value="zz-no-such-policy")
+    names = re.search(r"expected one of ([\w, -]+?)(?: at line|$)", msg)
+    assert names, msg
+    for name in names.group(1).split(", "):
+        assert f'`"{name}"`' in doc, name
+
+
+def test_docs_link_targets_exist() -> None:
+    for md in DOCS.glob("*.md"):
+        for target in re.findall(r"\]\(([^)#]+)\)", md.read_text(encoding="utf-8")):
+            if "://" not in target:
+                assert (md.parent / target).exists(), f"{md.name} links to missing {target}"
