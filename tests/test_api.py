@@ -261,7 +261,7 @@ def test_doctests(name: str) -> None:
 
 
 def test_scan_objects_is_not_silently_ignored() -> None:
-    """BUG: `type = "scan"` accepts `objects` but ignores it (a scan makes
+    """Regression: `type = "scan"` accepts `objects` but ignores it (a scan makes
     `requests` distinct keys), while the run's description says "scan over 3
     objects". Either objects bounds the keys, or giving it is an error like
     `alpha` for non-zipf types."""

@@ -177,7 +177,7 @@ def test_techs_table(tierlab_cmd: Callable[..., Ran]) -> None:
 
 
 def test_techs_table_names_readable_at_80_columns(tierlab_cmd: Callable[..., Ran]) -> None:
-    """BUG (kept failing on purpose): at 80 columns (a default terminal, or any
+    """Regression: at 80 columns (a default terminal, or any
     pipe) the table squeezes ten columns and cuts every name to "DRAM…",
     "NAND…": the one thing a user needs from it, the name to put in `tech =`,
     cannot be read."""
@@ -298,7 +298,7 @@ def test_trace_convert_config_workload(
 def test_trace_convert_keeps_the_op_mix(
     cli: Callable[..., Ran], write_config: Callable[..., Path], tmp_path: Path
 ) -> None:
-    """BUG (kept failing on purpose): oracleGeneral has no op field, and
+    """Regression: oracleGeneral has no op field, and
     `trace convert` silently turns writes and deletes into reads (its own
     summary even reports them as reads). A convert that cannot keep the
     trace's meaning should refuse, or at least say so; DESIGN.md: nothing is

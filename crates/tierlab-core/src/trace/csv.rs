@@ -100,7 +100,7 @@ impl Role {
 
 impl CsvReader {
     pub fn open(path: &Path, opts: &CsvOptions) -> Result<Self, TraceError> {
-        let f = File::open(path).map_err(|e| TraceError::io(path, e))?;
+        let f = super::open_file(path)?;
         let mut want = Vec::new();
         for (col, role) in [
             (opts.time, Role::Time),

@@ -46,6 +46,20 @@ impl TraceError {
     }
 }
 
+/// Opens a trace file for reading; a directory is refused by name (opening
+/// one succeeds on Linux and would fail later with a misleading message).
+pub fn open_file(path: &Path) -> Result<std::fs::File, TraceError> {
+    let f = std::fs::File::open(path).map_err(|e| TraceError::io(path, e))?;
+    let meta = f.metadata().map_err(|e| TraceError::io(path, e))?;
+    if meta.is_dir() {
+        return Err(TraceError::io(
+            path,
+            std::io::Error::other("is a directory, not a trace file"),
+        ));
+    }
+    Ok(f)
+}
+
 /// A stream of requests, read in batches so the per-request loop stays free of
 /// dynamic calls.
 pub trait TraceSource: Send {

@@ -30,7 +30,7 @@ const RELEASE_STEP: usize = 32 << 20;
 
 impl OracleReader {
     pub fn open(path: &Path) -> Result<Self, TraceError> {
-        let file = File::open(path).map_err(|e| TraceError::io(path, e))?;
+        let file = super::open_file(path)?;
         let len = file.metadata().map_err(|e| TraceError::io(path, e))?.len();
         if len % RECORD as u64 != 0 {
             return Err(TraceError::Truncated {
