@@ -11,12 +11,12 @@ use crate::tech::Technology;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AccessCost {
-    pub read_ns: f64,
-    pub write_ns: f64,
+    /// Latency plus overhead of a read, and of a write.
+    read_fixed: f64,
+    write_fixed: f64,
     /// Nanoseconds per byte moved; 0 when the medium gives no bandwidth.
-    pub ns_per_byte: f64,
-    pub unit: u64,
-    pub overhead_ns: f64,
+    ns_per_byte: f64,
+    unit: u64,
 }
 
 impl AccessCost {
@@ -25,11 +25,10 @@ impl AccessCost {
     pub fn new(t: &Technology, slowdown: f64, overhead_ns: f64) -> Self {
         let ns_per_byte = t.bandwidth_mb_s.map_or(0.0, |mb| 1e3 / mb) * slowdown;
         AccessCost {
-            read_ns: t.read_ns * slowdown,
-            write_ns: t.write_ns * slowdown,
+            read_fixed: t.read_ns * slowdown + overhead_ns,
+            write_fixed: t.write_ns * slowdown + overhead_ns,
             ns_per_byte,
             unit: t.access_unit.max(1) as u64,
-            overhead_ns,
         }
     }
 
@@ -46,12 +45,12 @@ impl AccessCost {
 
     #[inline(always)]
     pub fn read(&self, size: u32) -> f64 {
-        self.read_ns + self.transfer(size) + self.overhead_ns
+        self.read_fixed + self.transfer(size)
     }
 
     #[inline(always)]
     pub fn write(&self, size: u32) -> f64 {
-        self.write_ns + self.transfer(size) + self.overhead_ns
+        self.write_fixed + self.transfer(size)
     }
 }
 

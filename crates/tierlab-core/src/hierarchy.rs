@@ -67,7 +67,6 @@ pub struct Hierarchy {
     /// Simulated clock: latencies plus compute time so far.
     pub clock_ns: f64,
     pub compute_ns: f64,
-    victims: Vec<Victim>,
     pending: Vec<(usize, Victim)>,
 }
 
@@ -94,7 +93,6 @@ impl Hierarchy {
             next_flush,
             clock_ns: 0.0,
             compute_ns,
-            victims: Vec::with_capacity(16),
             pending: Vec::with_capacity(16),
         }
     }
@@ -271,34 +269,32 @@ impl Hierarchy {
     /// Inserts into tier `j`, counting the write; victims go to `pending`.
     #[inline]
     fn place(&mut self, j: usize, req: &Request, dirty: bool) -> f64 {
-        let t = &mut self.tiers[j];
-        if !t.insert(req, dirty, &mut self.victims) {
+        if !self.insert_at(j, req, dirty) {
             return 0.0;
         }
-        let cost = t.cost.write(req.size);
-        if !self.victims.is_empty() {
-            self.queue_victims(j);
-        }
-        cost
+        self.tiers[j].cost.write(req.size)
     }
 
-    /// Queues the victims tier `j` just evicted. A clean victim that moves
-    /// nowhere (inclusive, or out of the last tier) is dropped here.
+    /// Inserts into tier `j` and queues its victims that move on: dirty ones,
+    /// and in an exclusive hierarchy every one above the last tier. A clean
+    /// victim that moves nowhere is simply dropped.
     #[inline]
-    fn queue_victims(&mut self, j: usize) {
+    fn insert_at(&mut self, j: usize, req: &Request, dirty: bool) -> bool {
         let moves_clean = self.fill == Fill::Exclusive && j + 1 < self.tiers.len();
-        for v in self.victims.drain(..) {
+        let pending = &mut self.pending;
+        let placed = self.tiers[j].insert(req, dirty, |v| {
             if v.dirty || moves_clean {
-                self.pending.push((j, v));
+                pending.push((j, v));
             }
-        }
-        if moves_clean {
+        });
+        if placed && moves_clean {
             // The next victim of tier j will be demoted into tier j+1: start
             // loading the bucket its insertion will probe there.
             if let Some(key) = self.tiers[j].next_victim_key() {
                 self.tiers[j + 1].prefetch(key);
             }
         }
+        placed
     }
 
     /// Writes data down from level `j`: in an inclusive hierarchy to the first
@@ -329,13 +325,12 @@ impl Hierarchy {
                     op: Op::Write,
                     ..Default::default()
                 };
-                if t.insert(&r, wb, &mut self.victims) {
-                    self.queue_victims(j);
+                if self.insert_at(j, &r, wb) {
                     if wb {
                         return lat;
                     }
                 } else {
-                    lat -= t.cost.write(size);
+                    lat -= self.tiers[j].cost.write(size);
                 }
             }
             j += 1;
@@ -379,10 +374,9 @@ impl Hierarchy {
                         time: req.time,
                         next_access: -1,
                     };
-                    let placed = below.insert(&r, keep_dirty, &mut self.victims);
+                    let placed = self.insert_at(j + 1, &r, keep_dirty);
                     if placed {
-                        lat += below.cost.write(v.size);
-                        self.queue_victims(j + 1);
+                        lat += self.tiers[j + 1].cost.write(v.size);
                     }
                     if v.dirty && !(placed && keep_dirty) {
                         lat += self.backing_write(v.size);

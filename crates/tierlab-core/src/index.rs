@@ -60,6 +60,14 @@ impl SlotIndex {
         fold_mul(key) as usize & self.mask
     }
 
+    /// The bucket at `i`, which every caller has masked into range.
+    #[inline(always)]
+    fn at(&self, i: usize) -> Bucket {
+        debug_assert!(i <= self.mask);
+        // SAFETY: `buckets.len() == mask + 1` always, and `i <= mask`.
+        unsafe { *self.buckets.get_unchecked(i) }
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }
@@ -78,7 +86,7 @@ impl SlotIndex {
     pub fn get(&self, key: u64) -> Option<u32> {
         let mut i = self.home(key);
         loop {
-            let b = self.buckets[i];
+            let b = self.at(i);
             if b.slot == EMPTY {
                 return None;
             }
@@ -97,8 +105,8 @@ impl SlotIndex {
             self.grow();
         }
         let mut i = self.home(key);
-        while self.buckets[i].slot != EMPTY {
-            debug_assert!(self.buckets[i].key != key, "insert of a present key");
+        while self.at(i).slot != EMPTY {
+            debug_assert!(self.at(i).key != key, "insert of a present key");
             i = (i + 1) & self.mask;
         }
         self.buckets[i] = Bucket { key, slot };
@@ -110,7 +118,7 @@ impl SlotIndex {
     pub fn remove(&mut self, key: u64) -> Option<u32> {
         let mut i = self.home(key);
         loop {
-            let b = self.buckets[i];
+            let b = self.at(i);
             if b.slot == EMPTY {
                 return None;
             }
@@ -126,7 +134,7 @@ impl SlotIndex {
         let mut j = i;
         loop {
             j = (j + 1) & self.mask;
-            let b = self.buckets[j];
+            let b = self.at(j);
             if b.slot == EMPTY {
                 break;
             }

@@ -154,10 +154,11 @@ impl Tier {
         self.charge(size) <= self.capacity
     }
 
-    /// Inserts `req.key` (not present), evicting into `victims` until it fits.
+    /// Inserts `req.key` (not present), evicting until it fits and handing
+    /// each victim to `victims`.
     /// Returns false, touching nothing, when the object exceeds the capacity.
     #[inline]
-    pub fn insert(&mut self, req: &Request, dirty: bool, victims: &mut Vec<Victim>) -> bool {
+    pub fn insert(&mut self, req: &Request, dirty: bool, mut victims: impl FnMut(Victim)) -> bool {
         let charge = self.charge(req.size);
         if charge > self.capacity {
             self.c.rejected += 1;
@@ -168,7 +169,7 @@ impl Tier {
                 let slot = self.policy.evict();
                 let v = self.release(slot);
                 self.c.evictions += 1;
-                victims.push(v);
+                victims(v);
             }
             // Evictions are misses in memory (the victim's entry, then its
             // index bucket): prefetch the entry of the victim after next and

@@ -90,6 +90,8 @@ impl Policy for Clock {
     }
     #[inline(always)]
     fn victim_hint(&self, ahead: usize) -> Option<u32> {
-        self.list.back_nth(ahead)
+        let slot = self.list.back_nth(ahead)?;
+        self.list.prefetch(slot);
+        Some(slot)
     }
 }

@@ -40,6 +40,8 @@ impl Policy for Fifo {
     }
     #[inline(always)]
     fn victim_hint(&self, ahead: usize) -> Option<u32> {
-        self.list.back_nth(ahead)
+        let slot = self.list.back_nth(ahead)?;
+        self.list.prefetch(slot);
+        Some(slot)
     }
 }

@@ -87,6 +87,12 @@ impl SlotList {
         (self.tail != NIL).then_some(self.tail)
     }
 
+    /// Starts loading a slot's links (for a coming eviction).
+    #[inline(always)]
+    pub fn prefetch(&self, slot: u32) {
+        crate::index::prefetch(self.links.as_ptr().wrapping_add(slot as usize));
+    }
+
     /// The slot `n` places before the tail (0: the tail); None past the head.
     #[inline(always)]
     pub fn back_nth(&self, n: usize) -> Option<u32> {

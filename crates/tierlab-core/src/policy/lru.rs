@@ -42,6 +42,8 @@ impl Policy for Lru {
     }
     #[inline(always)]
     fn victim_hint(&self, ahead: usize) -> Option<u32> {
-        self.list.back_nth(ahead)
+        let slot = self.list.back_nth(ahead)?;
+        self.list.prefetch(slot);
+        Some(slot)
     }
 }

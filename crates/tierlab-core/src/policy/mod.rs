@@ -37,7 +37,8 @@ pub trait Policy {
     fn evict(&mut self) -> u32;
     /// The slot `evict` would most likely pick `ahead` evictions from now
     /// (0: the next one), if cheap to tell. A hint only: the tier prefetches
-    /// those entries so that evictions do not wait for memory.
+    /// those entries, and the policy may prefetch its own state for them, so
+    /// that evictions do not wait for memory.
     fn victim_hint(&self, _ahead: usize) -> Option<u32> {
         None
     }

@@ -1,0 +1,38 @@
+//! Runs a config with the engine alone, no Python: for profiling
+//! (`perf record cargo run --release --example run -- CONFIG.toml`).
+
+use std::time::Instant;
+use tierlab_core::config::Config;
+use tierlab_core::sim::Simulation;
+
+fn main() {
+    let Some(path) = std::env::args().nth(1) else {
+        eprintln!("usage: run CONFIG.toml");
+        std::process::exit(2);
+    };
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        eprintln!("error: {path}: {e}");
+        std::process::exit(2)
+    });
+    let cfg = Config::from_toml_str(&text).unwrap_or_else(|e| {
+        eprintln!("error: {e}");
+        std::process::exit(2)
+    });
+    let t = Instant::now();
+    match Simulation::run(&cfg) {
+        Ok(r) => {
+            let s = t.elapsed().as_secs_f64();
+            println!(
+                "{} requests, miss ratio {:.6}, {:.3} s, {:.2} M req/s",
+                r.requests,
+                r.miss_ratio,
+                s,
+                r.requests as f64 / s / 1e6
+            );
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    }
+}
