@@ -1,9 +1,20 @@
 # One developer entry point that mirrors CI: `make test` is what .ci/run runs.
 PY ?= python3
 
-.PHONY: test install lint rust-test py-test bench
+.PHONY: test deps install lint rust-test py-test bench
 
-test: install lint rust-test py-test
+test: deps install lint rust-test py-test
+
+# Debian packages the capture tests run: strace and Valgrind as tracers,
+# postmark and bonnie++ as the real programs they capture.
+DEBS = strace valgrind postmark bonnie++
+deps:
+	@missing=""; for p in strace valgrind postmark bonnie++; do command -v $$p >/dev/null || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(DEBS); \
+	fi
 
 # Builds the engine (release, LTO) into the package, with the test tools.
 install:

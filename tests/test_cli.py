@@ -365,6 +365,9 @@ HELP = [
     ["trace", "stats"],
     ["trace", "convert"],
     ["bench"],
+    ["capture"],
+    ["capture", "files"],
+    ["capture", "memory"],
 ]
 
 

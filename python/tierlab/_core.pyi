@@ -4,6 +4,8 @@ from collections.abc import Callable
 from os import PathLike
 
 __version__: str
+#: The syscalls `tierlab capture files` traces (the strace reader's input).
+STRACE_SYSCALLS: str
 
 class TierlabError(Exception): ...
 class ConfigError(TierlabError): ...

@@ -19,8 +19,9 @@ EXIT_INTERRUPTED = 130
 def _add_trace_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--format",
-        choices=["oracle", "csv"],
-        help="trace format (default: from the file name; .csv/.txt is csv, else oracle)",
+        choices=["oracle", "csv", "strace", "lackey"],
+        help="trace format (default: from the file name: .csv/.txt csv, .strace strace, "
+        ".lackey lackey, else oracle)",
     )
 
 
@@ -83,6 +84,40 @@ def build_parser() -> argparse.ArgumentParser:
     conv.add_argument("input", help="trace file, or a config whose [workload] to write")
     conv.add_argument("output", help="oracleGeneral file to write")
     _add_trace_opts(conv)
+
+    cap = sub.add_parser(
+        "capture",
+        help="capture a real program as a trace",
+        description="Run a program under strace (files) or Valgrind lackey (memory) and "
+        "write its accesses as a trace. Name the output X.strace / X.lackey to keep "
+        "the tracer's log (reads, writes and deletes intact; tierlab run reads it); "
+        "any other name is converted to oracleGeneral.",
+    )
+    csub = cap.add_subparsers(dest="capture_command", required=True, metavar="KIND")
+    cf = csub.add_parser(
+        "files",
+        help="file I/O under strace, one request per page",
+        description="Run CMD under strace -f and turn its file I/O (open, read, write, "
+        "pread, pwrite, readv, writev, lseek, truncate, unlink, rename, close, dup, "
+        "fork) into page-granular requests keyed by (file, page).",
+    )
+    cf.add_argument("-o", "--output", required=True, help="trace to write")
+    cf.add_argument("--page-size", type=int, default=4096, help="bytes per page (default 4096)")
+    cf.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
+    cm = csub.add_parser(
+        "memory",
+        help="memory accesses under Valgrind lackey",
+        description="Run CMD under valgrind --tool=lackey --trace-mem=yes and turn its "
+        "loads, stores and modifies into requests of --unit bytes keyed by address/unit.",
+    )
+    cm.add_argument("-o", "--output", required=True, help="trace to write")
+    cm.add_argument(
+        "--unit", type=int, default=4096, help="bytes per request: 4096 pages, 64 lines"
+    )
+    cm.add_argument(
+        "--instructions", action="store_true", help="count instruction fetches as reads"
+    )
+    cm.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
 
     bench = sub.add_parser(
         "bench",
@@ -201,6 +236,31 @@ def cmd_trace(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_capture(a: argparse.Namespace) -> int:
+    from tierlab.capture import capture_files, capture_memory
+
+    cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
+    if a.capture_command == "files":
+        c = capture_files(cmd, a.output, page_size=a.page_size)
+    else:
+        c = capture_memory(cmd, a.output, unit=a.unit, instructions=a.instructions)
+    s = c.stats
+    print(
+        f"captured {s['requests']:,} requests ({s['reads']:,} reads, {s['writes']:,} writes, "
+        f"{s['deletes']:,} deletes; {s['unique_keys']:,} keys) to {c.output}",
+        file=sys.stderr,
+    )
+    if not str(c.output).endswith((".strace", ".lackey")) and (s["writes"] or s["deletes"]):
+        print(
+            "note: oracleGeneral has no operation field: writes and deletes were written "
+            "as reads (name the output .strace / .lackey to keep them)",
+            file=sys.stderr,
+        )
+    if c.exit_code != 0:
+        print(f"note: the program exited with status {c.exit_code}", file=sys.stderr)
+    return 0
+
+
 def cmd_bench(a: argparse.Namespace) -> int:
     from tierlab.bench import print_bench, run_bench
 
@@ -220,6 +280,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "techs": cmd_techs,
     "trace": cmd_trace,
     "bench": cmd_bench,
+    "capture": cmd_capture,
 }
 
 

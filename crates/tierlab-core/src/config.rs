@@ -82,6 +82,11 @@ pub struct WorkloadConfig {
     pub path: Option<PathBuf>,
     pub format: Option<Format>,
     pub csv: Option<CsvOptions>,
+    /// strace and lackey traces: bytes per request (a page, or a cache line
+    /// for lackey); default 4096.
+    pub page_size: Option<Size>,
+    /// lackey traces: also count instruction fetches as reads.
+    pub instructions: Option<bool>,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
@@ -175,6 +180,10 @@ pub enum Source {
     Synth(SynthSpec),
     Oracle(PathBuf),
     Csv(PathBuf, CsvOptions),
+    /// strace text; page size.
+    Strace(PathBuf, u32),
+    /// lackey text; unit size, whether instruction fetches count.
+    Lackey(PathBuf, u32, bool),
 }
 
 /// Finite and greater than zero (NaN is neither).
@@ -391,25 +400,52 @@ impl WorkloadConfig {
                 let name = path.to_string_lossy().to_lowercase();
                 if name.ends_with(".csv") || name.ends_with(".txt") {
                     Format::Csv
+                } else if name.ends_with(".strace") {
+                    Format::Strace
+                } else if name.ends_with(".lackey") {
+                    Format::Lackey
                 } else {
                     Format::Oracle
                 }
             });
-            return match format {
-                Format::Oracle => {
-                    if self.csv.is_some() {
-                        let how = if self.format.is_some() {
-                            "given"
-                        } else {
-                            "guessed from the file name"
-                        };
-                        return Err(ConfigError::at(
-                            p("csv"),
-                            format!("only for format = \"csv\"; this trace is read as oracle (format {how})"),
-                        ));
-                    }
-                    Ok(Source::Oracle(path))
+            let text_only = matches!(format, Format::Strace | Format::Lackey);
+            if !text_only {
+                unused("page_size", self.page_size.is_some())?;
+            }
+            if format != Format::Lackey {
+                unused("instructions", self.instructions.is_some())?;
+            }
+            if format != Format::Csv && self.csv.is_some() {
+                let how = if self.format.is_some() {
+                    "given"
+                } else {
+                    "guessed from the file name"
+                };
+                let name = format!("{format:?}").to_lowercase();
+                return Err(ConfigError::at(
+                    p("csv"),
+                    format!(
+                        "only for format = \"csv\"; this trace is read as {name} (format {how})"
+                    ),
+                ));
+            }
+            let page_size = match self.page_size.unwrap_or(Size::Absolute(4096)) {
+                Size::Absolute(n) if n.is_power_of_two() && n <= 1 << 30 => n as u32,
+                other => {
+                    return Err(ConfigError::at(
+                        p("page_size"),
+                        format!("{other} is out of range; a power of two from 1 B to 1 GiB"),
+                    ))
                 }
+            };
+            return match format {
+                Format::Strace => Ok(Source::Strace(path, page_size)),
+                Format::Lackey => Ok(Source::Lackey(
+                    path,
+                    page_size,
+                    self.instructions.unwrap_or(false),
+                )),
+                Format::Oracle => Ok(Source::Oracle(path)),
                 Format::Csv => {
                     let o = self.csv.clone().unwrap_or_default();
                     o.validate()
@@ -421,6 +457,8 @@ impl WorkloadConfig {
         unused("path", self.path.is_some())?;
         unused("format", self.format.is_some())?;
         unused("csv", self.csv.is_some())?;
+        unused("page_size", self.page_size.is_some())?;
+        unused("instructions", self.instructions.is_some())?;
         if self.kind != WorkloadKind::Zipf {
             unused("alpha", self.alpha.is_some())?;
         }

@@ -13,7 +13,9 @@ use crate::stats::{RunResult, TierMeta, Timeline};
 use crate::synth::Generator;
 use crate::tier::Tier;
 use crate::trace::csv::CsvReader;
+use crate::trace::lackey::LackeyReader;
 use crate::trace::oracle::OracleReader;
+use crate::trace::strace::StraceReader;
 use crate::trace::{TraceError, TraceSource};
 use crate::units::Size;
 
@@ -34,6 +36,8 @@ pub fn open(source: &Source) -> Result<Box<dyn TraceSource>, TraceError> {
         Source::Synth(spec) => Box::new(Generator::new(spec.clone())),
         Source::Oracle(path) => Box::new(OracleReader::open(path)?),
         Source::Csv(path, opts) => Box::new(CsvReader::open(path, opts)?),
+        Source::Strace(path, page) => Box::new(StraceReader::open(path, *page)?),
+        Source::Lackey(path, unit, instr) => Box::new(LackeyReader::open(path, *unit, *instr)?),
     })
 }
 

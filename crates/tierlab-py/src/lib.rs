@@ -176,6 +176,7 @@ fn workload_source(config_json: &str) -> PyResult<tierlab_core::config::Source> 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", tierlab_core::VERSION)?;
+    m.add("STRACE_SYSCALLS", tierlab_core::trace::strace::SYSCALLS)?;
     m.add("TierlabError", m.py().get_type::<TierlabError>())?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add("TraceError", m.py().get_type::<TraceError>())?;

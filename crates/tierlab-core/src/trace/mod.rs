@@ -2,7 +2,9 @@
 //! [`crate::synth`], behind one streaming trait. A trace is never loaded whole.
 
 pub mod csv;
+pub mod lackey;
 pub mod oracle;
+pub mod strace;
 
 use crate::request::Request;
 use std::path::{Path, PathBuf};
@@ -80,4 +82,8 @@ pub enum Format {
     Oracle,
     /// Delimited text with a column map.
     Csv,
+    /// strace text of file I/O (`tierlab capture files`).
+    Strace,
+    /// Valgrind lackey memory accesses (`tierlab capture memory`).
+    Lackey,
 }

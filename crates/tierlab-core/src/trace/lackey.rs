@@ -1,0 +1,181 @@
+//! Valgrind lackey memory traces (`valgrind --tool=lackey --trace-mem=yes`):
+//! lines `I  addr,size` (instruction fetch), ` L addr,size` (load),
+//! ` S addr,size` (store), ` M addr,size` (modify: a load and a store of the
+//! same data, counted as one write). Each access becomes one request per
+//! unit (page or cache line) it touches, keyed by address / unit. Lines that
+//! are Valgrind's own messages (`==pid== ...`) are skipped.
+
+use super::{open_file, TraceError, TraceSource};
+use crate::request::{Op, Request};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+pub struct LackeyReader {
+    path: PathBuf,
+    input: BufReader<std::fs::File>,
+    unit: u64,
+    instructions: bool,
+    line: Vec<u8>,
+    lineno: u64,
+    count: u64,
+    /// Units of an access that straddles units, still to emit.
+    pending: Option<(u64, u64, Op)>,
+    done: bool,
+}
+
+impl LackeyReader {
+    /// `unit`: bytes per request (4096 for pages, 64 for cache lines).
+    /// `instructions`: also turn instruction fetches into reads.
+    pub fn open(path: &Path, unit: u32, instructions: bool) -> Result<Self, TraceError> {
+        let f = open_file(path)?;
+        Ok(LackeyReader {
+            path: path.to_path_buf(),
+            input: BufReader::with_capacity(1 << 20, f),
+            unit: unit.max(1) as u64,
+            instructions,
+            line: Vec::with_capacity(64),
+            lineno: 0,
+            count: 0,
+            pending: None,
+            done: false,
+        })
+    }
+
+    fn err(&self, msg: String) -> TraceError {
+        TraceError::Malformed {
+            path: self.path.clone(),
+            line: self.lineno,
+            msg,
+        }
+    }
+
+    /// Parses the current line into (first unit, last unit, op), or None to skip it.
+    fn parse(&self) -> Result<Option<(u64, u64, Op)>, TraceError> {
+        let l = &self.line;
+        let t = l.strip_suffix(b"\n").unwrap_or(l);
+        if t.is_empty() || t.starts_with(b"==") || t.starts_with(b"--") {
+            return Ok(None);
+        }
+        let show = || String::from_utf8_lossy(&t[..t.len().min(60)]).into_owned();
+        if t.len() < 4 {
+            return Err(self.err(format!(
+                "{:?} is not a lackey record (` L addr,size`)",
+                show()
+            )));
+        }
+        let op = match (t[0], t[1]) {
+            (b'I', b' ') if self.instructions => Op::Read,
+            (b'I', b' ') => return Ok(None),
+            (b' ', b'L') => Op::Read,
+            (b' ', b'S') | (b' ', b'M') => Op::Write,
+            _ => {
+                return Err(self.err(format!(
+                    "{:?} is not a lackey record (` L addr,size`)",
+                    show()
+                )))
+            }
+        };
+        let body = std::str::from_utf8(&t[2..])
+            .map_err(|_| self.err(format!("{:?} is not text", show())))?
+            .trim();
+        let (addr, size) = body
+            .split_once(',')
+            .ok_or_else(|| self.err(format!("{:?}: expected `addr,size`", show())))?;
+        let addr = u64::from_str_radix(addr.trim(), 16)
+            .map_err(|_| self.err(format!("{:?}: address is not hexadecimal", show())))?;
+        let size: u64 = size
+            .trim()
+            .parse()
+            .map_err(|_| self.err(format!("{:?}: size is not a number", show())))?;
+        let last = addr + size.max(1) - 1;
+        Ok(Some((addr / self.unit, last / self.unit, op)))
+    }
+}
+
+impl TraceSource for LackeyReader {
+    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        out.clear();
+        while out.len() < max {
+            if let Some((first, last, op)) = self.pending {
+                out.push(Request {
+                    time: self.count,
+                    key: first,
+                    size: self.unit as u32,
+                    op,
+                    next_access: -1,
+                });
+                self.count += 1;
+                self.pending = (first < last).then_some((first + 1, last, op));
+                continue;
+            }
+            if self.done {
+                break;
+            }
+            self.line.clear();
+            let n = self
+                .input
+                .read_until(b'\n', &mut self.line)
+                .map_err(|e| TraceError::io(&self.path, e))?;
+            if n == 0 {
+                self.done = true;
+                continue;
+            }
+            self.lineno += 1;
+            self.pending = self.parse()?;
+        }
+        Ok(out.len())
+    }
+    fn len_hint(&self) -> Option<u64> {
+        None
+    }
+    fn describe(&self) -> String {
+        format!("Valgrind lackey trace {}", self.path.display())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn read(text: &str, unit: u32, instr: bool) -> Result<Vec<(u64, Op)>, TraceError> {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+        let mut r = LackeyReader::open(f.path(), unit, instr)?;
+        let mut all = Vec::new();
+        let mut buf = Vec::new();
+        while r.next_batch(&mut buf, 2)? > 0 {
+            all.extend(buf.iter().map(|q| (q.key, q.op)));
+        }
+        Ok(all)
+    }
+
+    #[test]
+    fn loads_stores_modifies_and_straddles() {
+        let t = "==1== Lackey\nI  04000000,3\n L 1000,8\n S 1ffc,8\n M 3000,4\n";
+        assert_eq!(
+            read(t, 4096, false).unwrap(),
+            vec![
+                (1, Op::Read),
+                (1, Op::Write),
+                (2, Op::Write),
+                (3, Op::Write)
+            ]
+        );
+        assert_eq!(read(t, 4096, true).unwrap()[0], (0x4000, Op::Read));
+        assert_eq!(read(" L 40,8\n", 64, false).unwrap(), vec![(1, Op::Read)]);
+    }
+
+    #[test]
+    fn malformed_line_names_file_and_line() {
+        let e = read(" L 1000,8\n X zz\n", 4096, false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(":2: \" X zz\" is not a lackey record"), "{e}");
+        let e = read(" L 10g0,8\n", 4096, false).unwrap_err().to_string();
+        assert!(
+            e.contains(":1: \" L 10g0,8\": address is not hexadecimal"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,557 @@
+//! strace text (`strace -f -ttt -s 0 -e trace=...`) turned into page-granular
+//! file requests: one request per page a read or write touches, keyed by
+//! (file, page), with deletes for the pages an unlink or truncate drops.
+//!
+//! The model keeps what the kernel keeps: per process, a table from file
+//! descriptor to an open file description (file, offset, append flag) that
+//! `dup`s and forked children share, so offsets advance as they do for the
+//! program. Files are named by the path given to open (no cwd tracking: a
+//! relative path is its own file), and a rename carries a file's pages to
+//! its new name. Reads and writes on descriptors that were not opened on a
+//! traced path (pipes, sockets, inherited stdio) are not file I/O here and
+//! are left out; so are failed calls and memory-mapped I/O.
+
+use super::{open_file, TraceError, TraceSource};
+use crate::request::{Op, Request};
+use std::collections::{HashMap, VecDeque};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+/// The syscalls `tierlab capture files` asks strace for.
+pub const SYSCALLS: &str = "open,openat,creat,read,write,pread64,pwrite64,readv,writev,copy_file_range,sendfile,lseek,truncate,ftruncate,unlink,unlinkat,rename,renameat,renameat2,close,dup,dup2,dup3,fcntl,clone,clone3,fork,vfork";
+
+#[derive(Clone, Copy, Debug)]
+struct Ofd {
+    file: u32,
+    offset: u64,
+    append: bool,
+}
+
+#[derive(Default)]
+struct FileState {
+    /// Bytes written or read past so far: the extent deletes must cover.
+    size: u64,
+}
+
+pub struct StraceReader {
+    path: PathBuf,
+    input: BufReader<std::fs::File>,
+    page: u64,
+    line: String,
+    lineno: u64,
+    /// Per pid: fd -> index into `ofds`.
+    fds: HashMap<u32, HashMap<i64, usize>>,
+    ofds: Vec<Ofd>,
+    /// Path -> file id (ids are never reused: a file created again after an
+    /// unlink is a new file).
+    names: HashMap<String, u32>,
+    files: Vec<FileState>,
+    /// A call strace split with `<unfinished ...>`, per pid.
+    unfinished: HashMap<u32, String>,
+    out: VecDeque<Request>,
+    done: bool,
+}
+
+impl StraceReader {
+    pub fn open(path: &Path, page_size: u32) -> Result<Self, TraceError> {
+        let f = open_file(path)?;
+        Ok(StraceReader {
+            path: path.to_path_buf(),
+            input: BufReader::with_capacity(1 << 20, f),
+            page: page_size.max(1) as u64,
+            line: String::new(),
+            lineno: 0,
+            fds: HashMap::new(),
+            ofds: Vec::new(),
+            names: HashMap::new(),
+            files: Vec::new(),
+            unfinished: HashMap::new(),
+            out: VecDeque::new(),
+            done: false,
+        })
+    }
+
+    fn err(&self, msg: impl Into<String>) -> TraceError {
+        TraceError::Malformed {
+            path: self.path.clone(),
+            line: self.lineno,
+            msg: msg.into(),
+        }
+    }
+
+    fn file_id(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.names.get(name) {
+            return id;
+        }
+        let id = self.files.len() as u32;
+        self.files.push(FileState::default());
+        self.names.insert(name.to_string(), id);
+        id
+    }
+
+    fn key(&self, file: u32, page: u64) -> u64 {
+        ((file as u64) << 32) | (page & 0xffff_ffff)
+    }
+
+    /// Requests for `len` bytes at `offset` of `file`.
+    fn pages(&mut self, time: u64, file: u32, offset: u64, len: u64, op: Op) {
+        if len == 0 {
+            return;
+        }
+        let (first, last) = (offset / self.page, (offset + len - 1) / self.page);
+        for p in first..=last {
+            let key = self.key(file, p);
+            self.out.push_back(Request {
+                time,
+                key,
+                size: self.page as u32,
+                op,
+                next_access: -1,
+            });
+        }
+        let f = &mut self.files[file as usize];
+        f.size = f.size.max(offset + len);
+    }
+
+    /// Deletes for the pages of `file` from byte `from` on.
+    fn drop_from(&mut self, time: u64, file: u32, from: u64) {
+        let size = self.files[file as usize].size;
+        let first = from.div_ceil(self.page);
+        for p in first..size.div_ceil(self.page) {
+            let key = self.key(file, p);
+            self.out.push_back(Request {
+                time,
+                key,
+                size: self.page as u32,
+                op: Op::Delete,
+                next_access: -1,
+            });
+        }
+        self.files[file as usize].size = self.files[file as usize].size.min(from);
+    }
+
+    fn fd(&self, pid: u32, fd: i64) -> Option<usize> {
+        self.fds.get(&pid).and_then(|t| t.get(&fd)).copied()
+    }
+
+    /// Parses one complete call: `name(args) = ret ...`.
+    fn call(&mut self, pid: u32, time: u64, text: &str) -> Result<(), TraceError> {
+        let Some(open) = text.find('(') else {
+            return Ok(());
+        };
+        let name = &text[..open];
+        // strace pads short calls: `close(3)        = 0`.
+        let Some(eq) = text.rfind(" = ") else {
+            return Ok(());
+        };
+        let Some(close) = text[..eq].rfind(')').filter(|&c| c > open) else {
+            return Err(self.err(format!("{name}: no closing parenthesis")));
+        };
+        let args = split_args(&text[open + 1..close]);
+        let ret_text = text[eq + 3..].split_whitespace().next().unwrap_or("");
+        let Ok(ret) = ret_text.parse::<i64>() else {
+            if ret_text.starts_with("0x") || ret_text == "?" {
+                return Ok(());
+            }
+            return Err(self.err(format!("{name}: result {ret_text:?} is not a number")));
+        };
+        if ret < 0 {
+            return Ok(()); // failed calls change nothing
+        }
+        let num = |i: usize| -> Option<i64> { args.get(i).and_then(|a| a.trim().parse().ok()) };
+        let pathname = |i: usize| args.get(i).and_then(|a| unquote(a));
+        match name {
+            "open" | "openat" | "creat" => {
+                let pi = if name == "openat" { 1 } else { 0 };
+                let Some(p) = pathname(pi) else {
+                    return Err(self.err(format!("{name}: no path argument")));
+                };
+                let flags = if name == "creat" {
+                    "O_TRUNC"
+                } else {
+                    args.get(pi + 1).map_or("", |s| s.as_str())
+                };
+                let file = self.file_id(&p);
+                if flags.contains("O_TRUNC") {
+                    self.drop_from(time, file, 0);
+                }
+                let ofd = self.ofds.len();
+                self.ofds.push(Ofd {
+                    file,
+                    offset: 0,
+                    append: flags.contains("O_APPEND"),
+                });
+                self.fds.entry(pid).or_default().insert(ret, ofd);
+            }
+            "read" | "write" | "readv" | "writev" => {
+                let Some(o) = num(0).and_then(|fd| self.fd(pid, fd)) else {
+                    return Ok(());
+                };
+                let op = if name.starts_with("read") {
+                    Op::Read
+                } else {
+                    Op::Write
+                };
+                let mut d = self.ofds[o];
+                if op == Op::Write && d.append {
+                    d.offset = self.files[d.file as usize].size;
+                }
+                self.pages(time, d.file, d.offset, ret as u64, op);
+                d.offset += ret as u64;
+                self.ofds[o] = d;
+            }
+            "pread64" | "pwrite64" => {
+                let Some(o) = num(0).and_then(|fd| self.fd(pid, fd)) else {
+                    return Ok(());
+                };
+                let Some(off) = num(3) else {
+                    return Err(self.err(format!("{name}: no offset argument")));
+                };
+                let op = if name == "pread64" {
+                    Op::Read
+                } else {
+                    Op::Write
+                };
+                let file = self.ofds[o].file;
+                self.pages(time, file, off as u64, ret as u64, op);
+            }
+            // copy_file_range(in, off_in, out, off_out, len, flags) and
+            // sendfile(out, in, offset, count): a read of one file and a write
+            // of another; a NULL offset means the descriptor's, which advances.
+            "copy_file_range" | "sendfile" => {
+                let (fin, offin, fout, offout) = if name == "sendfile" {
+                    (1, 2, 0, usize::MAX)
+                } else {
+                    (0, 1, 2, 3)
+                };
+                let n = ret as u64;
+                for (fdi, offi, op) in [(fin, offin, Op::Read), (fout, offout, Op::Write)] {
+                    let Some(o) = num(fdi).and_then(|fd| self.fd(pid, fd)) else {
+                        continue;
+                    };
+                    let file = self.ofds[o].file;
+                    match args.get(offi).and_then(|a| bracketed(a)) {
+                        Some(off) => self.pages(time, file, off, n, op),
+                        None => {
+                            let off = self.ofds[o].offset;
+                            self.pages(time, file, off, n, op);
+                            self.ofds[o].offset += n;
+                        }
+                    }
+                }
+            }
+            "lseek" => {
+                if let Some(o) = num(0).and_then(|fd| self.fd(pid, fd)) {
+                    self.ofds[o].offset = ret as u64;
+                }
+            }
+            "ftruncate" => {
+                if let (Some(o), Some(len)) = (num(0).and_then(|fd| self.fd(pid, fd)), num(1)) {
+                    let file = self.ofds[o].file;
+                    self.drop_from(time, file, len as u64);
+                }
+            }
+            "truncate" => {
+                if let (Some(p), Some(len)) = (pathname(0), num(1)) {
+                    if let Some(&file) = self.names.get(&p) {
+                        self.drop_from(time, file, len as u64);
+                    }
+                }
+            }
+            "unlink" | "unlinkat" => {
+                let pi = if name == "unlinkat" { 1 } else { 0 };
+                if let Some(p) = pathname(pi) {
+                    if let Some(file) = self.names.remove(&p) {
+                        self.drop_from(time, file, 0);
+                    }
+                }
+            }
+            "rename" | "renameat" | "renameat2" => {
+                let (a, b) = if name == "rename" { (0, 1) } else { (1, 3) };
+                if let (Some(from), Some(to)) = (pathname(a), pathname(b)) {
+                    if let Some(file) = self.names.remove(&from) {
+                        if let Some(old) = self.names.insert(to, file) {
+                            self.drop_from(time, old, 0);
+                        }
+                    }
+                }
+            }
+            "close" => {
+                if let (Some(t), Some(fd)) = (self.fds.get_mut(&pid), num(0)) {
+                    t.remove(&fd);
+                }
+            }
+            "dup" | "dup2" | "dup3" => {
+                if let Some(o) = num(0).and_then(|fd| self.fd(pid, fd)) {
+                    self.fds.entry(pid).or_default().insert(ret, o);
+                }
+            }
+            "fcntl" => {
+                let dupfd = args.get(1).is_some_and(|a| a.trim().starts_with("F_DUPFD"));
+                if let (true, Some(o)) = (dupfd, num(0).and_then(|fd| self.fd(pid, fd))) {
+                    self.fds.entry(pid).or_default().insert(ret, o);
+                }
+            }
+            // The child (its pid is the result) starts with the parent's
+            // descriptors, sharing their offsets.
+            "clone" | "clone3" | "fork" | "vfork" if ret > 0 => {
+                let table = self.fds.get(&pid).cloned().unwrap_or_default();
+                self.fds.insert(ret as u32, table);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn parse_line(&mut self, line: &str) -> Result<(), TraceError> {
+        let text = line.trim_end();
+        if text.is_empty() {
+            return Ok(());
+        }
+        let bad = |me: &Self| {
+            me.err(format!(
+                "expected `PID SECONDS.MICROS call(...)` (strace -f -ttt), not {:?}",
+                &text[..text.len().min(60)]
+            ))
+        };
+        let mut it = text.splitn(3, ' ');
+        let (Some(pid), Some(ts), Some(rest)) = (it.next(), it.next(), it.next()) else {
+            return Err(bad(self));
+        };
+        let (Ok(pid), Some(time)) = (pid.parse::<u32>(), parse_time_ns(ts)) else {
+            return Err(bad(self));
+        };
+        let rest = rest.trim_start();
+        if rest.starts_with("+++") || rest.starts_with("---") {
+            return Ok(());
+        }
+        if let Some(head) = rest.strip_suffix("<unfinished ...>") {
+            self.unfinished.insert(pid, head.trim_end().to_string());
+            Ok(())
+        } else if let Some(tail) = rest.strip_prefix("<... ") {
+            // `<... read resumed>, 4096) = 12`: join with the unfinished part.
+            let after = tail.find("resumed>").map_or(tail, |i| &tail[i + 8..]);
+            match self.unfinished.remove(&pid) {
+                Some(head) => self.call(pid, time, &format!("{head}{after}")),
+                None => Ok(()), // began before the trace started
+            }
+        } else {
+            self.call(pid, time, rest)
+        }
+    }
+}
+
+/// `SECONDS.FRACTION` to nanoseconds, exactly (no float rounding).
+fn parse_time_ns(ts: &str) -> Option<u64> {
+    let (s, f) = ts.split_once('.').unwrap_or((ts, ""));
+    if f.len() > 9 || !f.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let frac: u64 = if f.is_empty() { 0 } else { f.parse().ok()? };
+    Some(s.parse::<u64>().ok()?.checked_mul(1_000_000_000)? + frac * 10u64.pow(9 - f.len() as u32))
+}
+
+/// Splits top-level arguments on commas outside quotes, braces and brackets.
+fn split_args(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let (mut depth, mut quoted, mut escaped) = (0i32, false, false);
+    for c in s.chars() {
+        if quoted {
+            cur.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                quoted = false;
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                quoted = true;
+                cur.push(c);
+            }
+            '{' | '[' | '(' => {
+                depth += 1;
+                cur.push(c);
+            }
+            '}' | ']' | ')' => {
+                depth -= 1;
+                cur.push(c);
+            }
+            ',' if depth == 0 => out.push(std::mem::take(&mut cur).trim().to_string()),
+            _ => cur.push(c),
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur.trim().to_string());
+    }
+    out
+}
+
+/// The value inside `[...]` (strace's way of showing a pointed-to offset,
+/// `[0]` or `[0 => 4096]`: the value on entry comes first).
+fn bracketed(a: &str) -> Option<u64> {
+    let inner = a.trim().strip_prefix('[')?;
+    inner
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// A quoted strace string (`"a\"b"`), unescaped; None when not a string.
+fn unquote(a: &str) -> Option<String> {
+    let a = a.trim();
+    let inner = a.strip_prefix('"')?;
+    let end = inner.rfind('"')?;
+    let mut out = String::new();
+    let mut chars = inner[..end].chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some(o) => out.push(o),
+                None => {}
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Some(out)
+}
+
+impl TraceSource for StraceReader {
+    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        out.clear();
+        while out.len() < max {
+            if let Some(r) = self.out.pop_front() {
+                out.push(r);
+                continue;
+            }
+            if self.done {
+                break;
+            }
+            self.line.clear();
+            let n = self
+                .input
+                .read_line(&mut self.line)
+                .map_err(|e| TraceError::io(&self.path, e))?;
+            if n == 0 {
+                self.done = true;
+                continue;
+            }
+            self.lineno += 1;
+            let line = std::mem::take(&mut self.line);
+            let r = self.parse_line(&line);
+            self.line = line;
+            r?;
+        }
+        Ok(out.len())
+    }
+    fn len_hint(&self) -> Option<u64> {
+        None
+    }
+    fn describe(&self) -> String {
+        format!("strace file I/O {}", self.path.display())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn read(text: &str, page: u32) -> Result<Vec<Request>, TraceError> {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+        let mut r = StraceReader::open(f.path(), page)?;
+        let mut all = Vec::new();
+        let mut buf = Vec::new();
+        while r.next_batch(&mut buf, 3)? > 0 {
+            all.extend_from_slice(&buf);
+        }
+        Ok(all)
+    }
+
+    #[test]
+    fn offsets_dup_fork_unlink_and_resumed_calls() {
+        let t = r#"100 1.000001 openat(AT_FDCWD, "/d/a", O_RDWR|O_CREAT, 0644) = 3
+100 1.000002 write(3, ""..., 10000) = 10000
+100 1.000003 lseek(3, 0, SEEK_SET) = 0
+100 1.000004 read(3, <unfinished ...>
+101 1.000005 +++ exited with 0 +++
+100 1.000006 <... read resumed>""..., 4096) = 4096
+100 1.000007 dup2(3, 7) = 7
+100 1.000008 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|SIGCHLD) = 200
+200 1.000009 read(7, ""..., 100) = 100
+100 1.000010 pread64(3, ""..., 10, 8192) = 10
+100 1.000011 read(0, ""..., 10) = 10
+100 1.000012 openat(AT_FDCWD, "/d/b", O_WRONLY|O_CREAT|O_EXCL, 0644) = 4
+100 1.000012 copy_file_range(3, NULL, 4, NULL, 9223372035781033984, 0) = 5000
+100 1.000012 copy_file_range(3, [0 => 10], 4, NULL, 10, 0) = 10
+100 1.000012 openat(AT_FDCWD, "/d/missing", O_RDONLY) = -1 ENOENT (No such file or directory)
+100 1.000013 unlink("/d/a")        = 0
+"#;
+        let r = read(t, 4096).unwrap();
+        let ops: Vec<(u64, Op)> = r.iter().map(|q| (q.key, q.op)).collect();
+        use Op::*;
+        assert_eq!(
+            ops,
+            vec![
+                (0, Write),
+                (1, Write),
+                (2, Write), // 10000 bytes from 0
+                (0, Read),  // 4096 from 0 after lseek
+                (1, Read),  // the child shares the offset: 4096..4196
+                (2, Read),  // pread at 8192
+                (1, Read),  // copy_file_range of 5000 bytes from /d/a's offset 4196
+                (2, Read),
+                (1 << 32, Write), // ... to /d/b at 0
+                ((1 << 32) | 1, Write),
+                (0, Read),              // 10 bytes from the explicit offset 0
+                ((1 << 32) | 1, Write), // to /d/b's offset 5000
+                (0, Delete),
+                (1, Delete),
+                (2, Delete),
+            ]
+        );
+        assert_eq!(r[0].time, 1_000_002_000);
+    }
+
+    #[test]
+    fn rename_keeps_pages_and_truncate_drops_them() {
+        let t = r#"1 0.5 creat("x", 0644) = 3
+1 0.6 write(3, ""..., 8192) = 8192
+1 0.7 rename("x", "y") = 0
+1 0.8 truncate("y", 100) = 0
+1 0.9 openat(AT_FDCWD, "y", O_WRONLY|O_APPEND) = 4
+1 1.0 write(4, ""..., 10) = 10
+"#;
+        let r = read(t, 4096).unwrap();
+        let ops: Vec<(u64, Op)> = r.iter().map(|q| (q.key, q.op)).collect();
+        assert_eq!(
+            ops,
+            vec![
+                (0, Op::Write),
+                (1, Op::Write),
+                (1, Op::Delete),
+                (0, Op::Write)
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_line_names_file_and_line() {
+        let e = read("1 0.5 close(3) = 0\nnot strace at all\n", 4096)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(":2: expected `PID SECONDS.MICROS call(...)`"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,129 @@
+"""Capturing real programs as traces: file I/O under strace, memory accesses
+under Valgrind's lackey tool.
+
+The tracer writes its text log; the engine's strace and lackey readers turn
+it into page- (or line-) granular requests. Name the output ``X.strace`` /
+``X.lackey`` to keep that log as the trace, with reads, writes and deletes
+intact (``tierlab run CONFIG --trace X.strace`` reads it directly); any other
+name is converted to oracleGeneral, which has no operation field (writes and
+deletes become reads, and the CLI says so).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tierlab import _core
+from tierlab.api import trace_convert, trace_stats
+from tierlab.errors import TierlabError
+
+
+@dataclass
+class Capture:
+    """What a capture produced."""
+
+    output: Path
+    #: The program's exit status (the capture of a failing program still stands).
+    exit_code: int
+    #: Stats of the captured requests, as ``tierlab.trace_stats`` gives them.
+    stats: dict[str, Any]
+
+
+def _tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise TierlabError(
+            f"{name} is not installed\nhint: apt-get install {name} "
+            "(`make test` installs it on this project's machines)"
+        )
+    return path
+
+
+def _capture(
+    fmt: str,
+    tracer: Callable[[Path], list[str]],
+    cmd: Sequence[str],
+    out: str | os.PathLike[str],
+    options: dict[str, Any],
+) -> Capture:
+    """Runs ``tracer(log) + cmd``, then reads the tracer's log as a trace."""
+    if not cmd:
+        raise TierlabError(
+            f"no command to capture\nhint: tierlab capture {FMT_KIND[fmt]} -o OUT -- CMD ARGS"
+        )
+    out = Path(out)
+    keep = out.name.endswith(f".{fmt}")
+    if keep:
+        raw = out
+    else:
+        fd, name = tempfile.mkstemp(suffix=f".{fmt}")
+        os.close(fd)
+        raw = Path(name)
+    try:
+        try:
+            proc = subprocess.run([*tracer(raw), *cmd], check=False)
+        except FileNotFoundError as e:
+            raise TierlabError(f"{e.filename}: no such program") from None
+        if not raw.exists() or raw.stat().st_size == 0:
+            raise TierlabError(f"{cmd[0]}: the tracer logged nothing (exit {proc.returncode})")
+        workload = {"workload": {"type": "trace", "path": str(raw), "format": fmt, **options}}
+        stats = trace_stats(workload) if keep else trace_convert(workload, out)
+        return Capture(output=out, exit_code=proc.returncode, stats=stats)
+    finally:
+        if not keep:
+            raw.unlink(missing_ok=True)
+
+
+FMT_KIND = {"strace": "files", "lackey": "memory"}
+
+
+def capture_files(
+    cmd: Sequence[str], out: str | os.PathLike[str], *, page_size: int = 4096
+) -> Capture:
+    """Runs ``cmd`` under strace (following forks) and records its file I/O
+    as page-granular requests keyed by (file, page).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> src = os.path.join(d, "a")
+    >>> with open(src, "w") as f:
+    ...     _ = f.write("x" * 10000)
+    >>> c = capture_files(["cp", src, os.path.join(d, "b")], os.path.join(d, "t.strace"))
+    >>> c.exit_code, c.stats["reads"] >= 3, c.stats["writes"] >= 3
+    (0, True, True)
+    """
+    strace = _tool("strace")
+    syscalls = f"trace={_core.STRACE_SYSCALLS}"
+
+    def tracer(log: Path) -> list[str]:
+        return [strace, "-f", "-qq", "-ttt", "-s", "0", "-e", syscalls, "-o", str(log), "--"]
+
+    return _capture("strace", tracer, cmd, out, {"page_size": page_size})
+
+
+def capture_memory(
+    cmd: Sequence[str],
+    out: str | os.PathLike[str],
+    *,
+    unit: int = 4096,
+    instructions: bool = False,
+) -> Capture:
+    """Runs ``cmd`` under ``valgrind --tool=lackey --trace-mem=yes`` and
+    records its loads, stores and modifies as requests of ``unit`` bytes
+    (4096 for pages, 64 for cache lines), keyed by address / unit."""
+    valgrind = _tool("valgrind")
+
+    def tracer(log: Path) -> list[str]:
+        return [valgrind, "--tool=lackey", "--trace-mem=yes", "-q", f"--log-file={log}"]
+
+    options = {"page_size": unit, "instructions": instructions}
+    return _capture("lackey", tracer, cmd, out, options)

@@ -1,0 +1,124 @@
+"""Real programs captured (issue 4 part 2): file I/O of Debian's postmark and
+bonnie++ under strace, memory accesses of a real program under Valgrind
+lackey; the captured traces simulate. `make test` installs the tools."""
+
+from __future__ import annotations
+
+import doctest
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import tierlab.capture
+from tierlab.capture import capture_files, capture_memory
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def tierlab_cli(
+    *args: object, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tierlab.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=600,
+    )
+
+
+def postmark(tmp_path: Path, files: int = 300, transactions: int = 1000) -> list[str]:
+    loc = tmp_path / "pm"
+    loc.mkdir()
+    script = (
+        f"set location {loc}\nset number {files}\nset transactions {transactions}\n"
+        "set size 500 15000\nrun\nquit\n"
+    )
+    return ["sh", "-c", f"printf '{script}' | postmark > /dev/null"]
+
+
+def test_postmark_captured_and_simulated(tmp_path: Path) -> None:
+    out = tmp_path / "pm.strace"
+    c = capture_files(postmark(tmp_path), out)
+    s = c.stats
+    assert c.exit_code == 0
+    # PostMark creates its pool (writes), runs transactions (reads, appends,
+    # creates, deletes) and deletes everything at the end.
+    assert s["writes"] > 300 and s["reads"] > 100 and s["deletes"] > 300, s
+    # Files of 500..15,000 B are 1..4 pages: roughly 300 + created files, x ~2.
+    assert 300 <= s["unique_keys"] <= 300 * 4 + 1000 * 4, s
+    assert s["min_size"] == s["max_size"] == 4096
+    r = tierlab_cli("run", "examples/s1-esdc.toml", "--trace", out, "--json")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["requests"] == s["requests"]
+    assert summary["deletes"] == s["deletes"]
+    assert 0.0 < summary["miss_ratio"] < 1.0
+
+
+def test_bonnie_random_seeks_captured(tmp_path: Path) -> None:
+    d = tmp_path / "bonnie"
+    d.mkdir()
+    out = tmp_path / "bonnie.strace"
+    # A 16 MiB file with 8 MiB of "RAM", no small-file tests, no per-char I/O.
+    cmd = ["bonnie++", "-d", str(d), "-s", "16", "-r", "8", "-n", "0", "-f", "-b", "-q"]
+    if os.geteuid() == 0:
+        cmd += ["-u", "root"]
+    c = capture_files(["sh", "-c", " ".join(cmd) + " > /dev/null"], out)
+    s = c.stats
+    assert c.exit_code == 0
+    # One 16 MiB file = 4096 pages written, read back, and deleted at the end.
+    assert 4096 <= s["unique_keys"] <= 4096 + 64, s
+    assert s["deletes"] >= 4096 and s["writes"] >= 4096 and s["reads"] >= 4096, s
+
+
+def test_memory_of_a_real_program(tmp_path: Path) -> None:
+    out = tmp_path / "ls.lackey"
+    c = capture_memory(["ls", "/usr"], out)
+    s = c.stats
+    assert c.exit_code == 0
+    assert s["reads"] > 1000 and s["writes"] > 100, s
+    # Pages of a small program: a few hundred at most.
+    assert 10 < s["unique_keys"] < 10_000, s
+    lines = capture_memory(["ls", "/usr"], tmp_path / "ls-lines.lackey", unit=64).stats
+    assert lines["unique_keys"] > s["unique_keys"]
+
+
+def test_cli_capture_to_oracle_notes_lost_ops(tmp_path: Path) -> None:
+    out = tmp_path / "pm.oracleGeneral.bin"
+    r = tierlab_cli("capture", "files", "-o", out, "--", *postmark(tmp_path, 50, 100))
+    assert r.returncode == 0, r.stderr
+    assert "note: oracleGeneral has no operation field" in r.stderr
+    assert out.stat().st_size % 24 == 0 and out.stat().st_size > 0
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["capture", "files", "-o", "x.strace"], "error: no command to capture"),
+        (["capture", "files", "-o", "x.strace", "--", "/no/such/program"], "logged nothing"),
+        (["capture", "memory", "-o", "x.lackey"], "error: no command to capture"),
+    ],
+)
+def test_capture_bad_input(tmp_path: Path, args: list[str], message: str) -> None:
+    r = tierlab_cli(*[a.replace("x.", str(tmp_path / "x.")) for a in args])
+    assert r.returncode == 2, r
+    assert message in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_missing_tracer_is_named(tmp_path: Path) -> None:
+    env = dict(os.environ, PATH=str(Path(sys.executable).parent))
+    r = tierlab_cli("capture", "files", "-o", tmp_path / "t.strace", "--", "true", env=env)
+    assert r.returncode == 2
+    assert r.stderr.splitlines()[0] == "error: strace is not installed"
+    assert r.stderr.splitlines()[1].startswith("hint: apt-get install strace")
+
+
+def test_capture_doctests() -> None:
+    assert doctest.testmod(tierlab.capture).failed == 0
