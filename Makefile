@@ -5,11 +5,11 @@ PY ?= python3
 
 test: deps install lint rust-test py-test
 
-# Debian packages the capture tests run: strace and Valgrind as tracers,
-# postmark and bonnie++ as the real programs they capture.
-DEBS = strace valgrind postmark bonnie++
+# Debian packages the tests run: strace and Valgrind as tracers, postmark
+# and bonnie++ as the real programs they capture, zstd to compress traces.
+DEBS = strace valgrind postmark bonnie++ zstd
 deps:
-	@missing=""; for p in strace valgrind postmark bonnie++; do command -v $$p >/dev/null || missing="$$missing $$p"; done; \
+	@missing=""; for p in $(DEBS); do command -v $$p >/dev/null || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing$$missing"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \

@@ -224,6 +224,7 @@ def expected_stats(trace: Path) -> dict[str, int]:
         "bytes_requested": int(rec["obj_size"].sum()),
         "min_size": int(rec["obj_size"].min()),
         "max_size": int(rec["obj_size"].max()),
+        "skipped": 0,
     }
 
 

@@ -60,6 +60,7 @@ def simulate(
     *,
     format: str | None = None,
     unit_size: bool | None = None,
+    skip_bad: bool | None = None,
     progress: Progress | None = None,
 ) -> RunResult:
     """Runs a hierarchy config over its workload or a trace file.
@@ -74,6 +75,9 @@ def simulate(
         ``"oracle"`` or ``"csv"`` for ``trace`` (guessed from its name when absent).
     unit_size
         Count every object as size 1 (capacities in objects).
+    skip_bad
+        Pass over malformed records of a text trace, counting them
+        (``summary["skipped_records"]``), instead of stopping at the first.
     progress
         Called as ``progress(done, total)`` between chunks of a million requests.
 
@@ -90,21 +94,27 @@ def simulate(
     """
     cfg = load_config(config)
     if trace is not None:
-        cfg = with_trace(cfg, trace, format, unit_size)
-    elif unit_size is not None and isinstance(cfg.get("workload"), dict):
-        cfg["workload"]["unit_size"] = unit_size
+        cfg = with_trace(cfg, trace, format, unit_size, skip_bad)
+    else:
+        _override(cfg, unit_size=unit_size, skip_bad=skip_bad)
     out = json.loads(_core.simulate(to_json(cfg), progress))
     return RunResult(summary=out["summary"], timeline_data=out["timeline"])
 
 
-def _workload(source: ConfigLike | str, format: str | None, unit_size: bool | None) -> str:
+def _override(cfg: dict[str, Any], **keys: bool | None) -> None:
+    """Sets workload keys given on the command line (None: keep the config's)."""
+    w = cfg.get("workload")
+    if isinstance(w, dict):
+        w.update({k: v for k, v in keys.items() if v is not None})
+
+
+def _workload(source: ConfigLike | str, format: str | None, skip_bad: bool | None) -> str:
     """A config for trace tools: a TOML config (its workload) or a trace file."""
     if isinstance(source, Mapping) or str(source).endswith(".toml") or "\n" in str(source):
         cfg = load_config(source)
-        if unit_size is not None and isinstance(cfg.get("workload"), dict):
-            cfg["workload"]["unit_size"] = unit_size
+        _override(cfg, skip_bad=skip_bad)
     else:
-        cfg = with_trace({}, os.fspath(source), format, unit_size)
+        cfg = with_trace({}, os.fspath(source), format, None, skip_bad)
     return to_json(cfg)
 
 
@@ -112,11 +122,12 @@ def trace_stats(
     source: ConfigLike,
     format: str | None = None,
     *,
+    skip_bad: bool | None = None,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Requests, unique keys, footprint and read/write mix of a trace file or
     of a config's workload."""
-    return dict(json.loads(_core.trace_stats(_workload(source, format, None), progress)))
+    return dict(json.loads(_core.trace_stats(_workload(source, format, skip_bad), progress)))
 
 
 def trace_convert(
@@ -124,11 +135,13 @@ def trace_convert(
     out: str | os.PathLike[str],
     format: str | None = None,
     *,
+    skip_bad: bool | None = None,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Writes a trace file or a config's workload as oracleGeneral (with
     next-access times); returns the trace's stats."""
-    return dict(json.loads(_core.trace_convert(_workload(source, format, None), out, progress)))
+    wl = _workload(source, format, skip_bad)
+    return dict(json.loads(_core.trace_convert(wl, out, progress)))
 
 
 def techs() -> list[dict[str, Any]]:

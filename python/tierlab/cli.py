@@ -19,9 +19,15 @@ EXIT_INTERRUPTED = 130
 def _add_trace_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--format",
-        choices=["oracle", "csv", "strace", "lackey"],
-        help="trace format (default: from the file name: .csv/.txt csv, .strace strace, "
-        ".lackey lackey, else oracle)",
+        choices=["oracle", "csv", "strace", "lackey", "msr", "twitter"],
+        help="trace format (default: from the file name, .zst stripped: .csv/.txt csv, "
+        ".strace strace, .lackey lackey, else oracle)",
+    )
+    p.add_argument(
+        "--skip-bad",
+        action="store_true",
+        default=None,
+        help="pass over malformed records of a text trace, counting them, instead of stopping",
     )
 
 
@@ -182,11 +188,24 @@ def _progress(enabled: bool, label: str) -> Iterator[Callable[[int, int | None],
         yield update
 
 
+def _note_skipped(n: int) -> None:
+    if n:
+        print(f"note: skipped {n:,} malformed records (--skip-bad)", file=sys.stderr)
+
+
 def cmd_run(a: argparse.Namespace) -> int:
     from tierlab.api import simulate
 
     with _progress(not a.no_progress and not a.json, "simulating") as cb:
-        r = simulate(a.config, a.trace, format=a.format, unit_size=a.unit_size, progress=cb)
+        r = simulate(
+            a.config,
+            a.trace,
+            format=a.format,
+            unit_size=a.unit_size,
+            skip_bad=a.skip_bad,
+            progress=cb,
+        )
+    _note_skipped(r.summary["skipped_records"])
     if a.timeline:
         r.timeline.to_csv(a.timeline, index=False)
     if a.json:
@@ -216,7 +235,8 @@ def cmd_trace(a: argparse.Namespace) -> int:
 
     if a.trace_command == "stats":
         with _progress(not a.json, "reading") as cb:
-            s = trace_stats(a.input, a.format, progress=cb)
+            s = trace_stats(a.input, a.format, skip_bad=a.skip_bad, progress=cb)
+        _note_skipped(s["skipped"])
         if a.json:
             print(json.dumps(s))
         else:
@@ -225,7 +245,8 @@ def cmd_trace(a: argparse.Namespace) -> int:
             print_stats(a.input, s)
         return 0
     with _progress(True, "converting (2 passes)") as cb:
-        s = trace_convert(a.input, a.output, a.format, progress=cb)
+        s = trace_convert(a.input, a.output, a.format, skip_bad=a.skip_bad, progress=cb)
+    _note_skipped(s["skipped"])
     print(f"wrote {s['requests']:,} requests ({s['unique_keys']:,} keys) to {a.output}")
     if s["writes"] or s["deletes"]:
         print(

@@ -68,6 +68,7 @@ def with_trace(
     path: str | os.PathLike[str],
     fmt: str | None = None,
     unit_size: bool | None = None,
+    skip_bad: bool | None = None,
 ) -> Config:
     """Replaces the config's workload by a trace file (``--trace``).
 
@@ -81,6 +82,8 @@ def with_trace(
     if unit_size is None:
         unit_size = bool(old.get("unit_size", False))
     w["unit_size"] = unit_size
+    if skip_bad:
+        w["skip_bad"] = True
     if isinstance(old.get("csv"), dict) and fmt in (None, "csv"):
         w["csv"] = old["csv"]
     out = dict(cfg)

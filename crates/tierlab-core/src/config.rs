@@ -87,6 +87,9 @@ pub struct WorkloadConfig {
     pub page_size: Option<Size>,
     /// lackey traces: also count instruction fetches as reads.
     pub instructions: Option<bool>,
+    /// Text traces: pass over malformed records, counting them, instead of
+    /// stopping at the first (`--skip-bad`).
+    pub skip_bad: Option<bool>,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
@@ -179,11 +182,16 @@ impl Default for RunConfig {
 pub enum Source {
     Synth(SynthSpec),
     Oracle(PathBuf),
-    Csv(PathBuf, CsvOptions),
-    /// strace text; page size.
-    Strace(PathBuf, u32),
-    /// lackey text; unit size, whether instruction fetches count.
-    Lackey(PathBuf, u32, bool),
+    /// CSV; column map; skip malformed lines.
+    Csv(PathBuf, CsvOptions, bool),
+    /// strace text; page size; skip malformed lines.
+    Strace(PathBuf, u32, bool),
+    /// lackey text; unit size, whether instruction fetches count; skip malformed lines.
+    Lackey(PathBuf, u32, bool, bool),
+    /// MSR Cambridge CSV; page size; skip malformed lines.
+    Msr(PathBuf, u32, bool),
+    /// Twitter cache-trace CSV; skip malformed lines.
+    Twitter(PathBuf, bool),
 }
 
 /// Finite and greater than zero (NaN is neither).
@@ -398,6 +406,7 @@ impl WorkloadConfig {
                 .ok_or_else(|| ConfigError::at(p("path"), "required for type = \"trace\""))?;
             let format = self.format.unwrap_or_else(|| {
                 let name = path.to_string_lossy().to_lowercase();
+                let name = name.strip_suffix(".zst").unwrap_or(&name);
                 if name.ends_with(".csv") || name.ends_with(".txt") {
                     Format::Csv
                 } else if name.ends_with(".strace") {
@@ -408,7 +417,8 @@ impl WorkloadConfig {
                     Format::Oracle
                 }
             });
-            let text_only = matches!(format, Format::Strace | Format::Lackey);
+            let text_only = matches!(format, Format::Strace | Format::Lackey | Format::Msr);
+            let skip = self.skip_bad.unwrap_or(false);
             if !text_only {
                 unused("page_size", self.page_size.is_some())?;
             }
@@ -439,18 +449,21 @@ impl WorkloadConfig {
                 }
             };
             return match format {
-                Format::Strace => Ok(Source::Strace(path, page_size)),
+                Format::Strace => Ok(Source::Strace(path, page_size, skip)),
                 Format::Lackey => Ok(Source::Lackey(
                     path,
                     page_size,
                     self.instructions.unwrap_or(false),
+                    skip,
                 )),
+                Format::Msr => Ok(Source::Msr(path, page_size, skip)),
+                Format::Twitter => Ok(Source::Twitter(path, skip)),
                 Format::Oracle => Ok(Source::Oracle(path)),
                 Format::Csv => {
                     let o = self.csv.clone().unwrap_or_default();
                     o.validate()
                         .map_err(|(f, m)| ConfigError::at(format!("workload.csv.{f}"), m))?;
-                    Ok(Source::Csv(path, o))
+                    Ok(Source::Csv(path, o, skip))
                 }
             };
         }
@@ -459,6 +472,7 @@ impl WorkloadConfig {
         unused("csv", self.csv.is_some())?;
         unused("page_size", self.page_size.is_some())?;
         unused("instructions", self.instructions.is_some())?;
+        unused("skip_bad", self.skip_bad.is_some())?;
         if self.kind != WorkloadKind::Zipf {
             unused("alpha", self.alpha.is_some())?;
         }

@@ -14,8 +14,10 @@ use crate::synth::Generator;
 use crate::tier::Tier;
 use crate::trace::csv::CsvReader;
 use crate::trace::lackey::LackeyReader;
-use crate::trace::oracle::OracleReader;
+use crate::trace::msr::MsrReader;
+use crate::trace::oracle::{OracleReader, OracleStream};
 use crate::trace::strace::StraceReader;
+use crate::trace::twitter::TwitterReader;
 use crate::trace::{TraceError, TraceSource};
 use crate::units::Size;
 
@@ -34,10 +36,17 @@ const PREFETCH_NEAR: usize = 16;
 pub fn open(source: &Source) -> Result<Box<dyn TraceSource>, TraceError> {
     Ok(match source {
         Source::Synth(spec) => Box::new(Generator::new(spec.clone())),
+        Source::Oracle(path) if crate::trace::lines::is_zstd(path) => {
+            Box::new(OracleStream::open(path)?)
+        }
         Source::Oracle(path) => Box::new(OracleReader::open(path)?),
-        Source::Csv(path, opts) => Box::new(CsvReader::open(path, opts)?),
-        Source::Strace(path, page) => Box::new(StraceReader::open(path, *page)?),
-        Source::Lackey(path, unit, instr) => Box::new(LackeyReader::open(path, *unit, *instr)?),
+        Source::Csv(path, opts, skip) => Box::new(CsvReader::open(path, opts, *skip)?),
+        Source::Strace(path, page, skip) => Box::new(StraceReader::open(path, *page, *skip)?),
+        Source::Lackey(path, unit, instr, skip) => {
+            Box::new(LackeyReader::open(path, *unit, *instr, *skip)?)
+        }
+        Source::Msr(path, page, skip) => Box::new(MsrReader::open(path, *page, *skip)?),
+        Source::Twitter(path, skip) => Box::new(TwitterReader::open(path, *skip)?),
     })
 }
 
@@ -54,6 +63,8 @@ pub struct TraceStats {
     pub bytes_requested: u64,
     pub min_size: u32,
     pub max_size: u32,
+    /// Malformed records passed over (`skip_bad`).
+    pub skipped: u64,
 }
 
 impl TraceStats {
@@ -108,6 +119,7 @@ pub fn trace_stats(
             return Err(TraceError::Interrupted);
         }
     }
+    s.skipped = src.skipped();
     Ok(s.finish(&seen))
 }
 
@@ -165,6 +177,7 @@ pub fn convert_to_oracle(
         }
     }
     w.finish()?;
+    s.skipped = src.skipped();
     Ok(s.finish(&seen))
 }
 
@@ -363,14 +376,16 @@ impl Simulation {
     }
 
     pub fn result(&self) -> RunResult {
-        RunResult::collect(
+        let mut r = RunResult::collect(
             &self.h,
             &self.meta,
             &self.backing_tech,
             self.describe.clone(),
             self.unit_size,
             self.timeline.clone(),
-        )
+        );
+        r.skipped_records = self.source.skipped();
+        r
     }
 
     pub fn hierarchy(&self) -> &Hierarchy {

@@ -69,6 +69,8 @@ pub struct RunResult {
     pub throughput_bytes_per_s: f64,
     pub backing: BackingResult,
     pub tiers: Vec<TierResult>,
+    /// Malformed trace records passed over (only with `skip_bad`).
+    pub skipped_records: u64,
     /// Not part of the summary: served separately as a table.
     #[serde(skip)]
     pub timeline: Timeline,
@@ -155,6 +157,7 @@ impl RunResult {
                 counters: h.backing.clone(),
             },
             tiers,
+            skipped_records: 0,
             timeline,
         }
     }

@@ -119,7 +119,7 @@ fn missing_file_names_the_file() {
     assert!(msg.contains(&path.display().to_string()), "{msg}");
     let csv = dir.path().join("nowhere.csv");
     let e = convert_to_oracle(
-        &Source::Csv(csv.clone(), CsvOptions::default()),
+        &Source::Csv(csv.clone(), CsvOptions::default(), false),
         &dir.path().join("out.bin"),
         |_| true,
     )
@@ -195,8 +195,12 @@ fn convert_to_oracle_computes_next_access_times() {
         .unwrap();
     drop(f);
     let out = dir.path().join("tiny.oracleGeneral.bin");
-    let stats =
-        convert_to_oracle(&Source::Csv(csv, CsvOptions::default()), &out, |_| true).unwrap();
+    let stats = convert_to_oracle(
+        &Source::Csv(csv, CsvOptions::default(), false),
+        &out,
+        |_| true,
+    )
+    .unwrap();
     assert_eq!(stats.requests, 7);
     assert_eq!(stats.unique_keys, 4);
     assert_eq!(stats.footprint_bytes, 100 + 200 + 300 + 4);
@@ -218,7 +222,7 @@ fn convert_to_oracle_handles_one_request_and_long_runs() {
     std::fs::write(&csv, "1,5,10\n").unwrap();
     let out = dir.path().join("one.bin");
     convert_to_oracle(
-        &Source::Csv(csv.clone(), CsvOptions::default()),
+        &Source::Csv(csv.clone(), CsvOptions::default(), false),
         &out,
         |_| true,
     )
@@ -232,7 +236,12 @@ fn convert_to_oracle_handles_one_request_and_long_runs() {
         text += &format!("{i},{},1\n", i % 3);
     }
     std::fs::write(&csv, text).unwrap();
-    convert_to_oracle(&Source::Csv(csv, CsvOptions::default()), &out, |_| true).unwrap();
+    convert_to_oracle(
+        &Source::Csv(csv, CsvOptions::default(), false),
+        &out,
+        |_| true,
+    )
+    .unwrap();
     let got = read_all(&out).unwrap();
     assert_eq!(got.len() as u64, n);
     for (i, r) in got.iter().enumerate() {

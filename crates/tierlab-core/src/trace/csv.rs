@@ -2,14 +2,13 @@
 //! same 1-based column numbers). Lines are read into one reused buffer and
 //! parsed in place: no allocation per line.
 
+use super::lines::Lines;
 use super::{TraceError, TraceSource};
 use crate::hash::KeyHasher;
 use crate::request::{Op, Request};
 use serde::{Deserialize, Serialize};
-use std::fs::File;
 use std::hash::Hasher;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Which column holds what (1-based), and how the file is laid out.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -68,11 +67,8 @@ impl CsvOptions {
 }
 
 pub struct CsvReader {
-    path: PathBuf,
-    input: BufReader<File>,
+    lines: Lines,
     opts: CsvOptions,
-    line: Vec<u8>,
-    lineno: u64,
     /// Fields wanted, in column order: (0-based column, role).
     want: Vec<(usize, Role)>,
     last_col: usize,
@@ -99,8 +95,7 @@ impl Role {
 }
 
 impl CsvReader {
-    pub fn open(path: &Path, opts: &CsvOptions) -> Result<Self, TraceError> {
-        let f = super::open_file(path)?;
+    pub fn open(path: &Path, opts: &CsvOptions, skip_bad: bool) -> Result<Self, TraceError> {
         let mut want = Vec::new();
         for (col, role) in [
             (opts.time, Role::Time),
@@ -115,50 +110,26 @@ impl CsvReader {
         want.sort_by_key(|w| w.0);
         let last_col = want.last().map_or(0, |w| w.0);
         let mut r = CsvReader {
-            path: path.to_path_buf(),
-            input: BufReader::with_capacity(1 << 20, f),
+            lines: Lines::open(path, skip_bad)?,
             opts: opts.clone(),
-            line: Vec::with_capacity(256),
-            lineno: 0,
             want,
             last_col,
             done: false,
         };
         if opts.header {
-            r.read_line()?;
+            r.lines.next_line()?;
         }
         Ok(r)
     }
 
-    /// Reads the next line into `self.line` without its line ending; false at EOF.
-    fn read_line(&mut self) -> Result<bool, TraceError> {
-        self.line.clear();
-        let n = self
-            .input
-            .read_until(b'\n', &mut self.line)
-            .map_err(|e| TraceError::io(&self.path, e))?;
-        if n == 0 {
-            return Ok(false);
-        }
-        self.lineno += 1;
-        while matches!(self.line.last(), Some(b'\n' | b'\r')) {
-            self.line.pop();
-        }
-        Ok(true)
-    }
-
     fn err(&self, msg: String) -> TraceError {
-        TraceError::Malformed {
-            path: self.path.clone(),
-            line: self.lineno,
-            msg,
-        }
+        self.lines.err(msg)
     }
 
     fn parse_line(&self) -> Result<Request, TraceError> {
         let delim = self.opts.delimiter as u8;
         let mut req = Request {
-            time: self.lineno,
+            time: self.lines.lineno,
             key: 0,
             size: self.opts.default_size,
             op: Op::Read,
@@ -166,7 +137,7 @@ impl CsvReader {
         };
         let mut wi = 0;
         let mut fields = 0;
-        for (col, field) in self.line.split(|b| *b == delim).enumerate() {
+        for (col, field) in self.lines.buf.split(|b| *b == delim).enumerate() {
             fields = col + 1;
             if col > self.last_col {
                 break;
@@ -249,7 +220,7 @@ impl CsvReader {
 
 /// A field for an error message: quoted, and cut short (a binary file read
 /// as CSV has "fields" of megabytes).
-fn show(f: &[u8]) -> String {
+pub(crate) fn show(f: &[u8]) -> String {
     const MAX: usize = 40;
     let s = String::from_utf8_lossy(&f[..f.len().min(MAX)]);
     if f.len() > MAX {
@@ -259,7 +230,7 @@ fn show(f: &[u8]) -> String {
     }
 }
 
-fn trim(f: &[u8]) -> &[u8] {
+pub(crate) fn trim(f: &[u8]) -> &[u8] {
     let s = f
         .iter()
         .position(|b| !b.is_ascii_whitespace())
@@ -278,7 +249,7 @@ fn trim(f: &[u8]) -> &[u8] {
 }
 
 #[inline]
-fn parse_u64(f: &[u8]) -> Option<u64> {
+pub(crate) fn parse_u64(f: &[u8]) -> Option<u64> {
     if f.is_empty() || f.len() > 20 {
         return None;
     }
@@ -293,7 +264,7 @@ fn parse_u64(f: &[u8]) -> Option<u64> {
     Some(v)
 }
 
-fn parse_op(f: &[u8]) -> Option<Op> {
+pub(crate) fn parse_op(f: &[u8]) -> Option<Op> {
     let mut buf = [0u8; 16];
     if f.len() > buf.len() {
         return None;
@@ -314,22 +285,28 @@ impl TraceSource for CsvReader {
     fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
         out.clear();
         while out.len() < max && !self.done {
-            if !self.read_line()? {
+            if !self.lines.next_line()? {
                 self.done = true;
                 break;
             }
-            if self.line.is_empty() || self.line[0] == b'#' {
+            if self.lines.buf.is_empty() || self.lines.buf[0] == b'#' {
                 continue;
             }
-            out.push(self.parse_line()?);
+            match self.parse_line() {
+                Ok(r) => out.push(r),
+                Err(e) => self.lines.bad(e)?,
+            }
         }
         Ok(out.len())
     }
     fn len_hint(&self) -> Option<u64> {
         None
     }
+    fn skipped(&self) -> u64 {
+        self.lines.skipped
+    }
     fn describe(&self) -> String {
-        format!("CSV file {}", self.path.display())
+        format!("CSV file {}", self.lines.path.display())
     }
 }
 
@@ -341,7 +318,7 @@ mod tests {
     fn read_all(text: &str, opts: &CsvOptions) -> Result<Vec<Request>, TraceError> {
         let mut f = tempfile::NamedTempFile::new().unwrap();
         f.write_all(text.as_bytes()).unwrap();
-        let mut r = CsvReader::open(f.path(), opts)?;
+        let mut r = CsvReader::open(f.path(), opts, false)?;
         let mut all = Vec::new();
         let mut buf = Vec::new();
         while r.next_batch(&mut buf, 2)? > 0 {

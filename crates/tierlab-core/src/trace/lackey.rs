@@ -5,18 +5,15 @@
 //! unit (page or cache line) it touches, keyed by address / unit. Lines that
 //! are Valgrind's own messages (`==pid== ...`) are skipped.
 
-use super::{open_file, TraceError, TraceSource};
+use super::lines::Lines;
+use super::{TraceError, TraceSource};
 use crate::request::{Op, Request};
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub struct LackeyReader {
-    path: PathBuf,
-    input: BufReader<std::fs::File>,
+    lines: Lines,
     unit: u64,
     instructions: bool,
-    line: Vec<u8>,
-    lineno: u64,
     count: u64,
     /// Units of an access that straddles units, still to emit.
     pending: Option<(u64, u64, Op)>,
@@ -26,15 +23,16 @@ pub struct LackeyReader {
 impl LackeyReader {
     /// `unit`: bytes per request (4096 for pages, 64 for cache lines).
     /// `instructions`: also turn instruction fetches into reads.
-    pub fn open(path: &Path, unit: u32, instructions: bool) -> Result<Self, TraceError> {
-        let f = open_file(path)?;
+    pub fn open(
+        path: &Path,
+        unit: u32,
+        instructions: bool,
+        skip_bad: bool,
+    ) -> Result<Self, TraceError> {
         Ok(LackeyReader {
-            path: path.to_path_buf(),
-            input: BufReader::with_capacity(1 << 20, f),
+            lines: Lines::open(path, skip_bad)?,
             unit: unit.max(1) as u64,
             instructions,
-            line: Vec::with_capacity(64),
-            lineno: 0,
             count: 0,
             pending: None,
             done: false,
@@ -42,17 +40,12 @@ impl LackeyReader {
     }
 
     fn err(&self, msg: String) -> TraceError {
-        TraceError::Malformed {
-            path: self.path.clone(),
-            line: self.lineno,
-            msg,
-        }
+        self.lines.err(msg)
     }
 
     /// Parses the current line into (first unit, last unit, op), or None to skip it.
     fn parse(&self) -> Result<Option<(u64, u64, Op)>, TraceError> {
-        let l = &self.line;
-        let t = l.strip_suffix(b"\n").unwrap_or(l);
+        let t = &self.lines.buf;
         if t.is_empty() || t.starts_with(b"==") || t.starts_with(b"--") {
             return Ok(None);
         }
@@ -111,17 +104,14 @@ impl TraceSource for LackeyReader {
             if self.done {
                 break;
             }
-            self.line.clear();
-            let n = self
-                .input
-                .read_until(b'\n', &mut self.line)
-                .map_err(|e| TraceError::io(&self.path, e))?;
-            if n == 0 {
+            if !self.lines.next_line()? {
                 self.done = true;
                 continue;
             }
-            self.lineno += 1;
-            self.pending = self.parse()?;
+            match self.parse() {
+                Ok(p) => self.pending = p,
+                Err(e) => self.lines.bad(e)?,
+            }
         }
         Ok(out.len())
     }
@@ -129,7 +119,10 @@ impl TraceSource for LackeyReader {
         None
     }
     fn describe(&self) -> String {
-        format!("Valgrind lackey trace {}", self.path.display())
+        format!("Valgrind lackey trace {}", self.lines.path.display())
+    }
+    fn skipped(&self) -> u64 {
+        self.lines.skipped
     }
 }
 
@@ -141,7 +134,7 @@ mod tests {
     fn read(text: &str, unit: u32, instr: bool) -> Result<Vec<(u64, Op)>, TraceError> {
         let mut f = tempfile::NamedTempFile::new().unwrap();
         f.write_all(text.as_bytes()).unwrap();
-        let mut r = LackeyReader::open(f.path(), unit, instr)?;
+        let mut r = LackeyReader::open(f.path(), unit, instr, false)?;
         let mut all = Vec::new();
         let mut buf = Vec::new();
         while r.next_batch(&mut buf, 2)? > 0 {

@@ -3,8 +3,11 @@
 
 pub mod csv;
 pub mod lackey;
+pub mod lines;
+pub mod msr;
 pub mod oracle;
 pub mod strace;
+pub mod twitter;
 
 use crate::request::Request;
 use std::path::{Path, PathBuf};
@@ -72,6 +75,10 @@ pub trait TraceSource: Send {
     fn len_hint(&self) -> Option<u64>;
     /// A short description for messages.
     fn describe(&self) -> String;
+    /// Malformed records passed over (only with `skip_bad`).
+    fn skipped(&self) -> u64 {
+        0
+    }
 }
 
 /// The formats a trace file may have.
@@ -86,4 +93,8 @@ pub enum Format {
     Strace,
     /// Valgrind lackey memory accesses (`tierlab capture memory`).
     Lackey,
+    /// MSR Cambridge block I/O CSV (FILETIME, Read/Write, offset, size).
+    Msr,
+    /// Twitter's cache-trace CSV (key hashed, key + value size).
+    Twitter,
 }

@@ -108,6 +108,72 @@ impl TraceSource for OracleReader {
     }
 }
 
+/// oracleGeneral compressed with zstd (`.zst`), decoded as a stream.
+pub struct OracleStream {
+    path: PathBuf,
+    input: Box<dyn std::io::Read + Send>,
+    buf: Vec<u8>,
+    /// Bytes decoded so far (for the offset of a truncated record).
+    offset: u64,
+    done: bool,
+}
+
+impl OracleStream {
+    pub fn open(path: &Path) -> Result<Self, TraceError> {
+        Ok(OracleStream {
+            path: path.to_path_buf(),
+            input: super::lines::open_stream(path)?,
+            buf: Vec::new(),
+            offset: 0,
+            done: false,
+        })
+    }
+}
+
+impl TraceSource for OracleStream {
+    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        out.clear();
+        let want = max * RECORD;
+        while !self.done && self.buf.len() < want {
+            let start = self.buf.len();
+            self.buf.resize(want, 0);
+            let n = self
+                .input
+                .read(&mut self.buf[start..])
+                .map_err(|e| TraceError::io(&self.path, e))?;
+            self.buf.truncate(start + n);
+            if n == 0 {
+                self.done = true;
+            }
+        }
+        let whole = self.buf.len() / RECORD * RECORD;
+        if self.done && whole < self.buf.len() {
+            let offset = self.offset + whole as u64;
+            return Err(TraceError::Truncated {
+                path: self.path.clone(),
+                offset,
+                len: offset + (self.buf.len() - whole) as u64,
+                record: RECORD as u64,
+            });
+        }
+        out.extend(self.buf[..whole].chunks_exact(RECORD).map(decode));
+        self.buf.drain(..whole);
+        self.offset += whole as u64;
+        if self.done && self.offset == 0 && out.is_empty() {
+            return Err(TraceError::Empty {
+                path: self.path.clone(),
+            });
+        }
+        Ok(out.len())
+    }
+    fn len_hint(&self) -> Option<u64> {
+        None
+    }
+    fn describe(&self) -> String {
+        format!("oracleGeneral file {} (zstd)", self.path.display())
+    }
+}
+
 /// Writes oracleGeneral records.
 pub struct OracleWriter {
     path: PathBuf,

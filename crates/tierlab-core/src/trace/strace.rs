@@ -11,11 +11,11 @@
 //! traced path (pipes, sockets, inherited stdio) are not file I/O here and
 //! are left out; so are failed calls and memory-mapped I/O.
 
-use super::{open_file, TraceError, TraceSource};
+use super::lines::Lines;
+use super::{TraceError, TraceSource};
 use crate::request::{Op, Request};
 use std::collections::{HashMap, VecDeque};
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The syscalls `tierlab capture files` asks strace for.
 pub const SYSCALLS: &str = "open,openat,creat,read,write,pread64,pwrite64,readv,writev,copy_file_range,sendfile,lseek,truncate,ftruncate,unlink,unlinkat,rename,renameat,renameat2,close,dup,dup2,dup3,fcntl,clone,clone3,fork,vfork";
@@ -34,11 +34,8 @@ struct FileState {
 }
 
 pub struct StraceReader {
-    path: PathBuf,
-    input: BufReader<std::fs::File>,
+    lines: Lines,
     page: u64,
-    line: String,
-    lineno: u64,
     /// Per pid: fd -> index into `ofds`.
     fds: HashMap<u32, HashMap<i64, usize>>,
     ofds: Vec<Ofd>,
@@ -53,14 +50,10 @@ pub struct StraceReader {
 }
 
 impl StraceReader {
-    pub fn open(path: &Path, page_size: u32) -> Result<Self, TraceError> {
-        let f = open_file(path)?;
+    pub fn open(path: &Path, page_size: u32, skip_bad: bool) -> Result<Self, TraceError> {
         Ok(StraceReader {
-            path: path.to_path_buf(),
-            input: BufReader::with_capacity(1 << 20, f),
+            lines: Lines::open(path, skip_bad)?,
             page: page_size.max(1) as u64,
-            line: String::new(),
-            lineno: 0,
             fds: HashMap::new(),
             ofds: Vec::new(),
             names: HashMap::new(),
@@ -72,11 +65,7 @@ impl StraceReader {
     }
 
     fn err(&self, msg: impl Into<String>) -> TraceError {
-        TraceError::Malformed {
-            path: self.path.clone(),
-            line: self.lineno,
-            msg: msg.into(),
-        }
+        self.lines.err(msg)
     }
 
     fn file_id(&mut self, name: &str) -> u32 {
@@ -435,20 +424,15 @@ impl TraceSource for StraceReader {
             if self.done {
                 break;
             }
-            self.line.clear();
-            let n = self
-                .input
-                .read_line(&mut self.line)
-                .map_err(|e| TraceError::io(&self.path, e))?;
-            if n == 0 {
+            if !self.lines.next_line()? {
                 self.done = true;
                 continue;
             }
-            self.lineno += 1;
-            let line = std::mem::take(&mut self.line);
-            let r = self.parse_line(&line);
-            self.line = line;
-            r?;
+            // strace writes text; a line that is not UTF-8 is not strace's.
+            let line = String::from_utf8_lossy(&self.lines.buf).into_owned();
+            if let Err(e) = self.parse_line(&line) {
+                self.lines.bad(e)?;
+            }
         }
         Ok(out.len())
     }
@@ -456,7 +440,10 @@ impl TraceSource for StraceReader {
         None
     }
     fn describe(&self) -> String {
-        format!("strace file I/O {}", self.path.display())
+        format!("strace file I/O {}", self.lines.path.display())
+    }
+    fn skipped(&self) -> u64 {
+        self.lines.skipped
     }
 }
 
@@ -468,7 +455,7 @@ mod tests {
     fn read(text: &str, page: u32) -> Result<Vec<Request>, TraceError> {
         let mut f = tempfile::NamedTempFile::new().unwrap();
         f.write_all(text.as_bytes()).unwrap();
-        let mut r = StraceReader::open(f.path(), page)?;
+        let mut r = StraceReader::open(f.path(), page, false)?;
         let mut all = Vec::new();
         let mut buf = Vec::new();
         while r.next_batch(&mut buf, 3)? > 0 {

@@ -1,0 +1,163 @@
+//! MSR Cambridge block traces (Narayanan et al., "Write off-loading",
+//! FAST 2008; SNIA IOTTA): CSV lines
+//! `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime` with the
+//! timestamp in Windows FILETIME (100 ns ticks since 1601), Type `Read` or
+//! `Write`, offset and size in bytes. Each request becomes one request per
+//! page it covers, keyed by (host and disk, page).
+
+use super::csv::{parse_u64, show, trim};
+use super::lines::Lines;
+use super::{TraceError, TraceSource};
+use crate::hash::KeyHasher;
+use crate::request::{Op, Request};
+use std::hash::Hasher;
+use std::path::Path;
+
+/// FILETIME of the Unix epoch: 1970-01-01 in 100 ns ticks since 1601-01-01.
+const UNIX_EPOCH_TICKS: u64 = 116_444_736_000_000_000;
+
+pub struct MsrReader {
+    lines: Lines,
+    page: u64,
+    /// Pages of the current record still to emit: (device hash, next, last, op, time).
+    pending: Option<(u64, u64, u64, Op, u64)>,
+    done: bool,
+}
+
+impl MsrReader {
+    pub fn open(path: &Path, page_size: u32, skip_bad: bool) -> Result<Self, TraceError> {
+        Ok(MsrReader {
+            lines: Lines::open(path, skip_bad)?,
+            page: page_size.max(1) as u64,
+            pending: None,
+            done: false,
+        })
+    }
+
+    fn parse(&self) -> Result<(u64, u64, u64, Op, u64), TraceError> {
+        let f: Vec<&[u8]> = self.lines.buf.split(|b| *b == b',').map(trim).collect();
+        if f.len() < 6 {
+            return Err(self.lines.err(format!(
+                "{} field(s); expected Timestamp,Hostname,DiskNumber,Type,Offset,Size[,ResponseTime]",
+                f.len()
+            )));
+        }
+        let num = |i: usize, what: &str| {
+            parse_u64(f[i]).ok_or_else(|| {
+                self.lines.err(format!(
+                    "field {} ({what}) is {}, not an unsigned integer",
+                    i + 1,
+                    show(f[i])
+                ))
+            })
+        };
+        let ticks = num(0, "Timestamp")?;
+        let op = match f[3] {
+            b"Read" | b"read" | b"R" => Op::Read,
+            b"Write" | b"write" | b"W" => Op::Write,
+            other => {
+                return Err(self.lines.err(format!(
+                    "field 4 (Type) is {}; expected Read or Write",
+                    show(other)
+                )))
+            }
+        };
+        let (offset, size) = (num(4, "Offset")?, num(5, "Size")?);
+        let mut h = KeyHasher::default();
+        h.write(f[1]);
+        h.write(b",");
+        h.write(f[2]);
+        // The device takes the top 24 bits of the key, the page the low 40.
+        let device = h.finish() & !((1u64 << 40) - 1);
+        let time = ticks.saturating_sub(UNIX_EPOCH_TICKS).saturating_mul(100);
+        let first = offset / self.page;
+        let last = (offset + size.max(1) - 1) / self.page;
+        Ok((device, first, last, op, time))
+    }
+}
+
+impl TraceSource for MsrReader {
+    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        out.clear();
+        while out.len() < max {
+            if let Some((dev, next, last, op, time)) = self.pending {
+                let key = dev | (next & ((1u64 << 40) - 1));
+                out.push(Request {
+                    time,
+                    key,
+                    size: self.page as u32,
+                    op,
+                    next_access: -1,
+                });
+                self.pending = (next < last).then_some((dev, next + 1, last, op, time));
+                continue;
+            }
+            if self.done || !self.lines.next_line()? {
+                self.done = true;
+                break;
+            }
+            if self.lines.buf.is_empty() {
+                continue;
+            }
+            match self.parse() {
+                Ok(p) => self.pending = Some(p),
+                Err(e) => self.lines.bad(e)?,
+            }
+        }
+        Ok(out.len())
+    }
+    fn len_hint(&self) -> Option<u64> {
+        None
+    }
+    fn describe(&self) -> String {
+        format!("MSR Cambridge trace {}", self.lines.path.display())
+    }
+    fn skipped(&self) -> u64 {
+        self.lines.skipped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn read(text: &str, skip: bool) -> Result<(Vec<Request>, u64), TraceError> {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+        let mut r = MsrReader::open(f.path(), 4096, skip)?;
+        let mut all = Vec::new();
+        let mut buf = Vec::new();
+        while r.next_batch(&mut buf, 2)? > 0 {
+            all.extend_from_slice(&buf);
+        }
+        Ok((all, r.skipped()))
+    }
+
+    #[test]
+    fn splits_into_pages_with_unix_time() {
+        let t = "128166372003061629,hm,1,Read,4096,8192,100\n128166372003061639,hm,1,Write,100,10,50\n128166372003061639,hm,2,Write,100,10,50\n";
+        let (r, _) = read(t, false).unwrap();
+        assert_eq!(r.len(), 4);
+        assert_eq!(
+            (r[0].key & 0xff, r[1].key & 0xff, r[2].key & 0xff),
+            (1, 2, 0)
+        );
+        assert_eq!((r[0].op, r[2].op), (Op::Read, Op::Write));
+        assert_ne!(r[3].key, r[2].key, "another disk is another device");
+        // 2007-02-22, as MSR's traces are.
+        assert_eq!(r[0].time / 1_000_000_000, 1_172_163_600);
+    }
+
+    #[test]
+    fn bad_lines_name_the_line_or_are_skipped_and_counted() {
+        let t = "128166372003061629,hm,1,Read,4096,8192,100\n128166372003061629,hm,1,Erase,0,1,1\nnope\n";
+        let e = read(t, false).unwrap_err().to_string();
+        assert!(
+            e.contains(":2: field 4 (Type) is \"Erase\"; expected Read or Write"),
+            "{e}"
+        );
+        let (r, skipped) = read(t, true).unwrap();
+        assert_eq!((r.len(), skipped), (2, 2));
+    }
+}

@@ -1,0 +1,125 @@
+//! Twitter's production cache traces (Yang, Yue, Rashmi, OSDI 2020;
+//! github.com/twitter/cache-trace): CSV lines
+//! `timestamp,anonymized key,key size,value size,client id,operation,TTL`.
+//! The key is hashed to 64 bits; the object's size is key size plus value
+//! size; `get`/`gets` read, `delete` deletes, every other operation (`set`,
+//! `add`, `replace`, `cas`, `append`, `prepend`, `incr`, `decr`) writes.
+
+use super::csv::{parse_u64, show, trim};
+use super::lines::Lines;
+use super::{TraceError, TraceSource};
+use crate::hash::KeyHasher;
+use crate::request::{Op, Request};
+use std::hash::Hasher;
+use std::path::Path;
+
+pub struct TwitterReader {
+    lines: Lines,
+    done: bool,
+}
+
+impl TwitterReader {
+    pub fn open(path: &Path, skip_bad: bool) -> Result<Self, TraceError> {
+        Ok(TwitterReader {
+            lines: Lines::open(path, skip_bad)?,
+            done: false,
+        })
+    }
+
+    fn parse(&self) -> Result<Request, TraceError> {
+        let f: Vec<&[u8]> = self.lines.buf.splitn(8, |b| *b == b',').map(trim).collect();
+        if f.len() < 6 {
+            return Err(self.lines.err(format!(
+                "{} field(s); expected timestamp,key,key size,value size,client id,operation,TTL",
+                f.len()
+            )));
+        }
+        let num = |i: usize, what: &str| {
+            parse_u64(f[i]).ok_or_else(|| {
+                self.lines.err(format!(
+                    "field {} ({what}) is {}, not an unsigned integer",
+                    i + 1,
+                    show(f[i])
+                ))
+            })
+        };
+        let time = num(0, "timestamp")?;
+        let size = num(2, "key size")? + num(3, "value size")?;
+        let op = match f[5] {
+            b"get" | b"gets" => Op::Read,
+            b"delete" => Op::Delete,
+            b"set" | b"add" | b"replace" | b"cas" | b"append" | b"prepend" | b"incr" | b"decr" => Op::Write,
+            other => return Err(self.lines.err(format!("field 6 (operation) is {}; expected get, gets, set, add, replace, cas, append, prepend, incr, decr or delete", show(other)))),
+        };
+        let mut h = KeyHasher::default();
+        h.write(f[1]);
+        Ok(Request {
+            time: time.saturating_mul(1_000_000_000),
+            key: h.finish(),
+            size: u32::try_from(size).map_err(|_| {
+                self.lines
+                    .err(format!("object size {size} is larger than 4 GiB - 1"))
+            })?,
+            op,
+            next_access: -1,
+        })
+    }
+}
+
+impl TraceSource for TwitterReader {
+    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        out.clear();
+        while out.len() < max && !self.done {
+            if !self.lines.next_line()? {
+                self.done = true;
+                break;
+            }
+            if self.lines.buf.is_empty() {
+                continue;
+            }
+            match self.parse() {
+                Ok(r) => out.push(r),
+                Err(e) => self.lines.bad(e)?,
+            }
+        }
+        Ok(out.len())
+    }
+    fn len_hint(&self) -> Option<u64> {
+        None
+    }
+    fn describe(&self) -> String {
+        format!("Twitter cache trace {}", self.lines.path.display())
+    }
+    fn skipped(&self) -> u64 {
+        self.lines.skipped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn parses_ops_sizes_and_errors() {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(b"0,abc,10,100,1,get,0\n1,abc,10,200,1,set,3600\n2,xyz,5,0,2,delete,0\n3,abc,1,1,1,frobnicate,0\n").unwrap();
+        let mut r = TwitterReader::open(f.path(), false).unwrap();
+        let mut buf = Vec::new();
+        let e = r.next_batch(&mut buf, 10).unwrap_err().to_string();
+        assert!(
+            e.contains(":4: field 6 (operation) is \"frobnicate\""),
+            "{e}"
+        );
+        let mut r = TwitterReader::open(f.path(), true).unwrap();
+        r.next_batch(&mut buf, 10).unwrap();
+        assert_eq!(buf.len(), 3);
+        assert_eq!(r.skipped(), 1);
+        assert_eq!(
+            (buf[0].size, buf[0].op, buf[1].op, buf[2].op),
+            (110, Op::Read, Op::Write, Op::Delete)
+        );
+        assert_eq!(buf[0].key, buf[1].key);
+        assert_eq!(buf[1].time, 1_000_000_000);
+    }
+}
