@@ -132,6 +132,37 @@ def case_bad_policy_parameter(tmp: Path) -> Bad:
     return _config_case(tmp, text, "tier[0].policy", "bits", "9", "1..=8")
 
 
+def _admission(tmp: Path, value: str, *needles: str) -> Bad:
+    text = GOOD_TIER + f"admission = {value}\n"
+    return _config_case(tmp, text, "tier[0].admission", *needles)
+
+
+def case_unknown_admission(tmp: Path) -> Bad:
+    return _admission(tmp, '"sekond-hit"', '"sekond-hit"', "always, second-hit, bloom")
+
+
+def case_admission_without_type(tmp: Path) -> Bad:
+    return _admission(tmp, "{ window = 3 }", "missing `type`", "second-hit")
+
+
+def case_unknown_admission_parameter(tmp: Path) -> Bad:
+    return _admission(tmp, '{ type = "second-hit", windo = 3 }', "unknown field `windo`", "window")
+
+
+def case_admission_missing_parameter(tmp: Path) -> Bad:
+    return _admission(tmp, '"probabilistic"', "missing field `p`")
+
+
+def case_admission_parameter_out_of_range(tmp: Path) -> Bad:
+    return _admission(tmp, '{ type = "bloom", fp_rate = 0.7 }', "fp_rate", "0.7", "at most 0.5")
+
+
+def case_admission_budget_as_share(tmp: Path) -> Bad:
+    return _admission(
+        tmp, '{ type = "write-budget", bytes_per_day = "10%" }', "bytes_per_day", "not a share"
+    )
+
+
 def case_unknown_technology(tmp: Path) -> Bad:
     text = GOOD_TIER.replace("DRAM-DDR3", "DRAM-DDR9")
     known = [t["name"] for t in tierlab.techs()]

@@ -128,6 +128,16 @@ def test_config_md_names_every_policy() -> None:
         assert f'`"{name}"`' in doc, name
 
 
+def test_config_md_and_admission_md_name_every_admission_policy() -> None:
+    msg = schema_error("tier", 0, key="admission", value="zz-no-such-admission")
+    names = re.search(r"expected one of ([\w, -]+?)(?: at line|$)", msg)
+    assert names, msg
+    for doc in ("config.md", "admission.md"):
+        text = (DOCS / doc).read_text(encoding="utf-8")
+        for name in names.group(1).split(", "):
+            assert f'`"{name}"`' in text, (doc, name)
+
+
 def test_docs_link_targets_exist() -> None:
     for md in DOCS.glob("*.md"):
         for target in re.findall(r"\]\(([^)#]+)\)", md.read_text(encoding="utf-8")):

@@ -50,6 +50,7 @@ def print_run(s: dict[str, Any]) -> None:
 
     row("tech", lambda r: r["tech"], b["tech"])
     row("policy", lambda r: r["policy"])
+    row("admission", lambda r: r["admission"])
     row("capacity", lambda r: _cap(r, unit))
     row("write policy", lambda r: r["write"])
     row("hits", lambda r: f"{r['hits']:,}")
@@ -58,6 +59,7 @@ def print_run(s: dict[str, Any]) -> None:
     row("byte miss ratio", lambda r: f"{r['byte_miss_ratio']:.4f}")
     row("reads", lambda r: f"{r['reads']:,}", f"{b['reads']:,}")
     row("writes", lambda r: f"{r['writes']:,}", f"{b['writes']:,}")
+    row("refused (admission)", lambda r: f"{r['rejected_admission']:,}")
     row("evictions", lambda r: f"{r['evictions']:,}")
     row("write-backs", lambda r: f"{r['writebacks']:,}")
     row("promotions", lambda r: f"{r['promotions']:,}")

@@ -2,6 +2,7 @@
 //! Python API (which hands the same structure over as JSON). Unknown keys are
 //! rejected; every error names the key path and what is allowed.
 
+use crate::admission::AdmissionSpec;
 use crate::hierarchy::Fill;
 use crate::policy::PolicySpec;
 use crate::synth::{Pattern, SynthSpec};
@@ -120,6 +121,9 @@ pub struct TierConfig {
     pub capacity: Size,
     #[serde(default)]
     pub policy: PolicySpec,
+    /// Whether a missed object may enter this tier (default: always).
+    #[serde(default)]
+    pub admission: AdmissionSpec,
     /// Latencies multiplied, bandwidth divided by this factor (S1's file memory).
     #[serde(default = "one")]
     pub slowdown: f64,

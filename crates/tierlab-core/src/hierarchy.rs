@@ -11,6 +11,14 @@
 //! evicted or flushed; a write-through tier passes the write down at once. A
 //! delete invalidates the key everywhere. Every byte that reaches the backing
 //! store is counted.
+//!
+//! Every placement of an object a tier does not hold asks that tier's
+//! admission policy first (`insert_at`; admission/mod.rs). A refused object
+//! is handled as one too large for the tier: a fill or a clean demotion is
+//! simply not made, a dirty demotion goes on to the backing store, a
+//! refused write allocation in tier 0 is written down (as write-through),
+//! and an exclusive promotion refused by tier 0 leaves the object where it
+//! was. No data is lost.
 
 use crate::cost::AccessCost;
 use crate::request::{Op, Request};
@@ -188,23 +196,25 @@ impl Hierarchy {
             }
             let stored = t.size_of(slot);
             match self.fill {
-                // An object tier 0 cannot hold at all stays where it is.
-                Fill::Exclusive if !self.tiers[0].fits(stored) => {
-                    self.tiers[level].touch(slot, req)
-                }
                 Fill::Exclusive => {
                     // The object moves up as stored (a read names no new size).
-                    let t = &mut self.tiers[level];
-                    let v = t.remove(slot);
-                    t.c.promotions += 1;
-                    lat += self.place(
-                        0,
-                        &Request {
-                            size: v.size,
-                            ..*req
-                        },
-                        v.dirty,
-                    );
+                    let up = Request {
+                        size: stored,
+                        ..*req
+                    };
+                    let now = self.clock_ns;
+                    let top = &mut self.tiers[0];
+                    // An object tier 0 cannot hold at all, or that its
+                    // admission refuses, stays where it is: asked before the
+                    // entry leaves tier `level`, so nothing is lost.
+                    if !top.fits(stored) || !top.admits(&up, now) {
+                        self.tiers[level].touch(slot, req);
+                    } else {
+                        let t = &mut self.tiers[level];
+                        let v = t.remove(slot);
+                        t.c.promotions += 1;
+                        lat += self.place_admitted(0, &up, v.dirty);
+                    }
                 }
                 Fill::Inclusive => {
                     self.tiers[level].touch(slot, req);
@@ -241,7 +251,8 @@ impl Hierarchy {
             let t = &mut self.tiers[0];
             if t.size_of(slot) != req.size {
                 t.remove(slot);
-                lat += self.place(0, req, wb);
+                // The key was admitted when it entered: not asked again.
+                lat += self.place_admitted(0, req, wb);
             } else {
                 lat += t.cost.write(req.size);
                 t.c.writes += 1;
@@ -266,7 +277,8 @@ impl Hierarchy {
         lat
     }
 
-    /// Inserts into tier `j`, counting the write; victims go to `pending`.
+    /// Inserts into tier `j` if its admission allows, counting the write;
+    /// victims go to `pending`.
     #[inline]
     fn place(&mut self, j: usize, req: &Request, dirty: bool) -> f64 {
         if !self.insert_at(j, req, dirty) {
@@ -275,11 +287,34 @@ impl Hierarchy {
         self.tiers[j].cost.write(req.size)
     }
 
+    /// `place` for an object tier `j` has already admitted.
+    #[inline]
+    fn place_admitted(&mut self, j: usize, req: &Request, dirty: bool) -> f64 {
+        if !self.insert_admitted(j, req, dirty) {
+            return 0.0;
+        }
+        self.tiers[j].cost.write(req.size)
+    }
+
+    /// Inserts into tier `j` unless its admission policy refuses the object
+    /// (an object larger than the tier is not asked about: `insert` refuses
+    /// it and counts it as `rejected`). Returns whether it was placed; the
+    /// caller deals with an object that was not, as with one too large.
+    #[inline]
+    fn insert_at(&mut self, j: usize, req: &Request, dirty: bool) -> bool {
+        let now = self.clock_ns;
+        let t = &mut self.tiers[j];
+        if t.fits(req.size) && !t.admits(req, now) {
+            return false;
+        }
+        self.insert_admitted(j, req, dirty)
+    }
+
     /// Inserts into tier `j` and queues its victims that move on: dirty ones,
     /// and in an exclusive hierarchy every one above the last tier. A clean
     /// victim that moves nowhere is simply dropped.
     #[inline]
-    fn insert_at(&mut self, j: usize, req: &Request, dirty: bool) -> bool {
+    fn insert_admitted(&mut self, j: usize, req: &Request, dirty: bool) -> bool {
         let moves_clean = self.fill == Fill::Exclusive && j + 1 < self.tiers.len();
         let pending = &mut self.pending;
         let placed = self.tiers[j].insert(req, dirty, |v| {

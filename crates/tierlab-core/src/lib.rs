@@ -7,6 +7,7 @@
 //! [`sim::Simulation`] ties a config to a source and produces a
 //! [`stats::RunResult`]. Nothing here depends on Python.
 
+pub mod admission;
 pub mod config;
 pub mod cost;
 pub mod error;

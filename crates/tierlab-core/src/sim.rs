@@ -211,17 +211,22 @@ pub fn build_hierarchy(
         let write_back =
             t.write.unwrap_or(cfg.hierarchy.write) == crate::config::WritePolicy::WriteBack;
         let policy = t.policy.build(&BuildCtx { capacity, seed });
+        let admission = t
+            .admission
+            .build(&crate::admission::BuildCtx { seed, tier: i });
         tiers.push(Tier::new(
             cfg.tier_name(i),
             capacity,
             unit_size,
             policy,
+            admission,
             write_back,
             AccessCost::new(tech, t.slowdown, t.overhead.0),
         ));
         meta.push(TierMeta {
             tech: t.tech.clone(),
             policy: t.policy.name().into(),
+            admission: t.admission.name().into(),
         });
         let every = t
             .flush_interval

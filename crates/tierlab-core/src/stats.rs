@@ -10,6 +10,7 @@ pub struct TierResult {
     pub name: String,
     pub tech: String,
     pub policy: String,
+    pub admission: String,
     /// Bytes, or objects when `unit_size`.
     pub capacity: u64,
     pub used: u64,
@@ -88,6 +89,7 @@ pub(crate) fn ratio(a: u64, b: u64) -> f64 {
 pub struct TierMeta {
     pub tech: String,
     pub policy: String,
+    pub admission: String,
 }
 
 impl RunResult {
@@ -112,6 +114,7 @@ impl RunResult {
                 name: tier.name.clone(),
                 tech: m.tech.clone(),
                 policy: m.policy.clone(),
+                admission: m.admission.clone(),
                 capacity: tier.capacity,
                 used: tier.used(),
                 objects: tier.len() as u64,

@@ -2,6 +2,7 @@
 //! the counters. The tier owns the index and the per-entry sizes and dirty
 //! bits; its policy only orders slots.
 
+use crate::admission::{Admission, AdmitCtx, AnyAdmission};
 use crate::cost::AccessCost;
 use crate::index::{prefetch, SlotIndex};
 use crate::policy::{AnyPolicy, Policy};
@@ -34,6 +35,10 @@ pub struct TierCounters {
     pub invalidations: u64,
     /// Objects that could not be placed (larger than the whole tier).
     pub rejected: u64,
+    /// Placements the admission policy allowed.
+    pub admitted: u64,
+    /// Placements the admission policy refused (the object was not placed).
+    pub rejected_admission: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -62,6 +67,7 @@ pub struct Tier {
     entries: Vec<Entry>,
     free: Vec<u32>,
     policy: AnyPolicy,
+    admission: AnyAdmission,
     pub write_back: bool,
     pub cost: AccessCost,
     pub c: TierCounters,
@@ -73,6 +79,7 @@ impl Tier {
         capacity: u64,
         unit: bool,
         policy: AnyPolicy,
+        admission: AnyAdmission,
         write_back: bool,
         cost: AccessCost,
     ) -> Self {
@@ -85,6 +92,7 @@ impl Tier {
             entries: Vec::new(),
             free: Vec::new(),
             policy,
+            admission,
             write_back,
             cost,
             c: TierCounters::default(),
@@ -152,6 +160,27 @@ impl Tier {
     #[inline(always)]
     pub fn fits(&self, size: u32) -> bool {
         self.charge(size) <= self.capacity
+    }
+
+    /// Asks the admission policy whether `req`'s object (not held, and not
+    /// larger than the tier) may be placed now, counting the answer.
+    #[inline(always)]
+    pub fn admits(&mut self, req: &Request, now_ns: f64) -> bool {
+        // The default admits everything: one predictable branch, no call.
+        let ok = self.admission.is_always()
+            || self.admission.admit(
+                req,
+                &AdmitCtx {
+                    now_ns,
+                    bytes_written: self.c.bytes_in,
+                },
+            );
+        if ok {
+            self.c.admitted += 1;
+        } else {
+            self.c.rejected_admission += 1;
+        }
+        ok
     }
 
     /// Inserts `req.key` (not present), evicting until it fits and handing
