@@ -365,6 +365,7 @@ HELP = [
     ["trace", "stats"],
     ["trace", "convert"],
     ["bench"],
+    ["mrc"],
 ]
 
 

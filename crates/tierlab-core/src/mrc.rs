@@ -32,7 +32,7 @@
 //! Deletes remove the key from the stack (its next request is a cold miss,
 //! as in the tiers) and are not counted as requests.
 
-use crate::config::{Config, Source};
+use crate::config::{Config, ConfigError, Source};
 use crate::error::Error;
 use crate::hash::KeyMap;
 use crate::request::{Op, Request};
@@ -440,20 +440,22 @@ struct Shards {
 }
 
 impl Shards {
-    fn new(sampling: Sampling, opts: &MrcOptions) -> Result<Self, TraceError> {
+    fn new(sampling: Sampling, opts: &MrcOptions) -> Result<Self, ConfigError> {
         let (threshold, heap) = match sampling {
             Sampling::Rate(r) => {
                 if !(r > 0.0 && r <= 1.0) {
-                    return Err(bad_input(format!(
-                        "SHARDS rate {r} is out of range; must be in (0, 1]"
-                    )));
+                    return Err(ConfigError::at(
+                        "shards",
+                        format!("{r} is out of range; the sampling rate must be in (0, 1]"),
+                    ));
                 }
                 ((r * MODULUS as f64).round().max(1.0) as u64, None)
             }
             Sampling::Size(s) => {
                 if s == 0 {
-                    return Err(bad_input(
-                        "SHARDS sample size must be at least 1 key".into(),
+                    return Err(ConfigError::at(
+                        "shards_size",
+                        "must be at least 1 sampled key",
                     ));
                 }
                 (MODULUS, Some((std::collections::BinaryHeap::new(), s)))
@@ -521,21 +523,13 @@ impl Shards {
     }
 }
 
-fn bad_input(msg: String) -> TraceError {
-    TraceError::Malformed {
-        path: "mrc".into(),
-        line: 0,
-        msg,
-    }
-}
-
 /// The SHARDS approximation of the LRU miss-ratio curve.
 pub fn shards(
     source: &Source,
     sampling: Sampling,
     opts: &MrcOptions,
     mut progress: impl Progress,
-) -> Result<Mrc, TraceError> {
+) -> Result<Mrc, Error> {
     let mut s = Shards::new(sampling, opts)?;
     let (mut n, mut counted) = (0u64, 0u64);
     if let Source::Oracle(path) = source {
@@ -556,7 +550,7 @@ pub fn shards(
             }
             n += (raw.len() / RECORD) as u64;
             if !progress(n) {
-                return Err(TraceError::Interrupted);
+                return Err(TraceError::Interrupted.into());
             }
         }
         counted = n;
@@ -570,12 +564,33 @@ pub fn shards(
             }
             n += buf.len() as u64;
             if !progress(n) {
-                return Err(TraceError::Interrupted);
+                return Err(TraceError::Interrupted.into());
             }
         }
         empty_check(n, &*src)?;
     }
     Ok(s.finish(n, counted))
+}
+
+/// Capacities `caps` (adding up to `sum`) scaled to add up to `size`:
+/// rounded down, then the units left over go to the largest remainders
+/// (Hamilton's method), so the total is exactly `size`; at least one each.
+fn scale(caps: &[u64], sum: u64, size: u64) -> Vec<u64> {
+    let exact: Vec<(u64, u128)> = caps
+        .iter()
+        .map(|&c| {
+            let p = c as u128 * size as u128;
+            ((p / sum as u128) as u64, p % sum as u128)
+        })
+        .collect();
+    let mut out: Vec<u64> = exact.iter().map(|e| e.0).collect();
+    let left = size.saturating_sub(out.iter().sum());
+    let mut order: Vec<usize> = (0..caps.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(exact[i].1));
+    for &i in order.iter().take(left as usize) {
+        out[i] += 1;
+    }
+    out.iter().map(|&c| c.max(1)).collect()
 }
 
 /// Requests read at once and handed to every simulator.
@@ -586,8 +601,8 @@ const SIM_BATCH: usize = 1 << 16;
 ///
 /// A size is the total capacity of the hierarchy: each tier's capacity in
 /// the config is scaled by size / (sum of the config's capacities), so a
-/// single tier gets exactly `size` and several keep their proportions
-/// (at least one unit each). Sizes given as a share resolve against the
+/// single tier gets exactly `size` and several keep their proportions,
+/// rounded to add up to `size` (at least one unit each). Sizes given as a share resolve against the
 /// footprint (bytes, or objects with `unit_size`), like capacities.
 pub fn simulate_sizes(
     cfg: &Config,
@@ -614,10 +629,10 @@ pub fn simulate_sizes(
     abs.sort_unstable();
     abs.dedup();
     if abs.is_empty() {
-        return Err(crate::config::ConfigError::at("sizes", "give at least one size").into());
+        return Err(ConfigError::at("sizes", "give at least one size").into());
     }
     if abs[0] == 0 {
-        return Err(crate::config::ConfigError::at(
+        return Err(ConfigError::at(
             "sizes",
             format!("a size resolves to 0 (footprint {footprint}); every size must be at least one unit"),
         )
@@ -633,9 +648,8 @@ pub fn simulate_sizes(
     let mut sims = Vec::with_capacity(abs.len());
     for &size in &abs {
         let mut c = cfg.clone();
-        for (t, &cap) in c.tiers.iter_mut().zip(&caps) {
-            let scaled = (cap as u128 * size as u128 / sum as u128) as u64;
-            t.capacity = Size::Absolute(scaled.max(1));
+        for (t, cap) in c.tiers.iter_mut().zip(scale(&caps, sum, size)) {
+            t.capacity = Size::Absolute(cap);
         }
         sims.push(crate::sim::build_hierarchy(&c, footprint, w.unit_size, seed)?.0);
     }
@@ -684,3 +698,50 @@ pub fn simulate_sizes(
 
 #[cfg(test)]
 mod tests;
+
+/// Parses sizes as capacities are written ("10%", "1GiB", 4096); the error
+/// names the position in the list.
+pub fn parse_sizes<S: AsRef<str>>(sizes: &[S]) -> Result<Vec<Size>, ConfigError> {
+    if sizes.is_empty() {
+        return Err(ConfigError::at("sizes", "give at least one size"));
+    }
+    sizes
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            match crate::units::parse_size(s.as_ref()) {
+                Ok(Size::Absolute(0)) => Err("must be greater than zero".to_string()),
+                r => r,
+            }
+            .map_err(|m| ConfigError::at(format!("sizes[{i}]"), m))
+        })
+        .collect()
+}
+
+/// Sizes made absolute: a share resolves against the source's footprint
+/// (bytes, or distinct keys with `unit_size`), read in a pre-pass only when
+/// a share is given.
+pub fn resolve_sizes(source: &Source, sizes: &[Size], unit_size: bool) -> Result<Vec<u64>, Error> {
+    let footprint = if sizes.iter().any(|s| matches!(s, Size::Percent(_))) {
+        let st = trace_stats(source, |_| true)?;
+        if unit_size {
+            st.unique_keys
+        } else {
+            st.footprint_bytes
+        }
+    } else {
+        0
+    };
+    let out: Vec<u64> = sizes.iter().map(|s| s.resolve(footprint)).collect();
+    if let Some(i) = out.iter().position(|&s| s == 0) {
+        return Err(ConfigError::at(
+            format!("sizes[{i}]"),
+            format!(
+                "\"{}\" of a footprint of {footprint} is less than one unit; use a larger share or an absolute size",
+                sizes[i]
+            ),
+        )
+        .into());
+    }
+    Ok(out)
+}

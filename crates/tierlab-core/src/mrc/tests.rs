@@ -290,6 +290,35 @@ fn interrupted_passes_stop() {
     ));
     assert!(matches!(
         shards(&source, Sampling::Rate(0.5), &opts, |_| false),
-        Err(TraceError::Interrupted)
+        Err(Error::Trace(TraceError::Interrupted))
     ));
+}
+
+#[test]
+fn sizes_parse_and_resolve() {
+    let s = parse_sizes(&["10%", "1KiB", "7"]).unwrap();
+    assert_eq!(
+        s,
+        vec![Size::Percent(10.0), Size::Absolute(1024), Size::Absolute(7)]
+    );
+    let e = parse_sizes(&["1", "lots"]).unwrap_err();
+    assert_eq!(e.path, "sizes[1]");
+    assert_eq!(parse_sizes(&["0"]).unwrap_err().path, "sizes[0]");
+    assert!(parse_sizes::<&str>(&[]).is_err());
+    let source = zipf_source(1000, 5000, 1.0, 100);
+    let stats = trace_stats(&source, |_| true).unwrap();
+    let r = resolve_sizes(&source, &s, true).unwrap();
+    assert_eq!(r, vec![stats.unique_keys / 10, 1024, 7]);
+    let bytes = resolve_sizes(&source, &s, false).unwrap();
+    assert_eq!(bytes[0], stats.footprint_bytes / 10);
+    let tiny = resolve_sizes(&source, &[Size::Percent(0.0001)], true).unwrap_err();
+    assert!(tiny.to_string().starts_with("sizes[0]:"), "{tiny}");
+}
+
+#[test]
+fn scaling_keeps_the_total() {
+    assert_eq!(scale(&[189, 568], 757, 400), vec![100, 300]);
+    assert_eq!(scale(&[1, 1, 1], 3, 10), vec![4, 3, 3]);
+    assert_eq!(scale(&[5], 5, 77), vec![77]);
+    assert_eq!(scale(&[1, 1000], 1001, 2), vec![1, 2]);
 }
