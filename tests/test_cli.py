@@ -369,6 +369,7 @@ HELP = [
     ["capture"],
     ["capture", "files"],
     ["capture", "memory"],
+    ["mrc"],
 ]
 
 

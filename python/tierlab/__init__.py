@@ -19,12 +19,13 @@ True
 """
 
 from tierlab._core import __version__
-from tierlab.api import RunResult, simulate, techs, trace_stats
+from tierlab.api import RunResult, mrc, simulate, techs, trace_stats
 from tierlab.errors import ConfigError, TierlabError, TraceError
 
 __all__ = [
     "__version__",
     "simulate",
+    "mrc",
     "techs",
     "trace_stats",
     "RunResult",

@@ -25,3 +25,11 @@ def trace_convert(
     out_path: str | PathLike[str],
     progress: Callable[[int, int | None], object] | None = None,
 ) -> str: ...
+def mrc(
+    config_json: str,
+    sizes: list[str] | None = None,
+    shards_rate: float | None = None,
+    shards_size: int | None = None,
+    simulate: bool = False,
+    progress: Callable[[int, int | None], object] | None = None,
+) -> tuple[list[int], list[float]]: ...

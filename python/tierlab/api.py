@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tierlab import _core
 from tierlab.config import ConfigLike, load_config, to_json, with_trace
+from tierlab.errors import ConfigError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -108,13 +109,19 @@ def _override(cfg: dict[str, Any], **keys: bool | None) -> None:
         w.update({k: v for k, v in keys.items() if v is not None})
 
 
-def _workload(source: ConfigLike | str, format: str | None, skip_bad: bool | None) -> str:
+def _workload(
+    source: ConfigLike | str,
+    format: str | None,
+    *,
+    unit_size: bool | None = None,
+    skip_bad: bool | None = None,
+) -> str:
     """A config for trace tools: a TOML config (its workload) or a trace file."""
     if isinstance(source, Mapping) or str(source).endswith(".toml") or "\n" in str(source):
         cfg = load_config(source)
-        _override(cfg, skip_bad=skip_bad)
+        _override(cfg, unit_size=unit_size, skip_bad=skip_bad)
     else:
-        cfg = with_trace({}, os.fspath(source), format, None, skip_bad)
+        cfg = with_trace({}, os.fspath(source), format, unit_size, skip_bad)
     return to_json(cfg)
 
 
@@ -127,7 +134,7 @@ def trace_stats(
 ) -> dict[str, Any]:
     """Requests, unique keys, footprint and read/write mix of a trace file or
     of a config's workload."""
-    return dict(json.loads(_core.trace_stats(_workload(source, format, skip_bad), progress)))
+    return dict(json.loads(_core.trace_stats(_workload(source, format, skip_bad=skip_bad), progress)))
 
 
 def trace_convert(
@@ -140,10 +147,96 @@ def trace_convert(
 ) -> dict[str, Any]:
     """Writes a trace file or a config's workload as oracleGeneral (with
     next-access times); returns the trace's stats."""
-    wl = _workload(source, format, skip_bad)
+    wl = _workload(source, format, skip_bad=skip_bad)
     return dict(json.loads(_core.trace_convert(wl, out, progress)))
 
 
 def techs() -> list[dict[str, Any]]:
     """The built-in technology catalog, each entry with its source."""
     return list(json.loads(_core.techs()))
+
+
+def mrc(
+    trace_or_config: ConfigLike,
+    *,
+    format: str | None = None,
+    unit_size: bool = False,
+    policy: str | Mapping[str, Any] | None = None,
+    sizes: Sequence[int | str] | None = None,
+    shards: float | None = None,
+    shards_size: int | None = None,
+    config: ConfigLike | None = None,
+    progress: Progress | None = None,
+) -> pd.DataFrame:
+    """A miss-ratio curve: the miss ratio at each cache size, in one pass.
+
+    Parameters
+    ----------
+    trace_or_config
+        A trace file, or a config (a ``.toml`` path, TOML text or a dict)
+        whose ``[workload]`` is read; its tiers are not used.
+    format
+        ``"oracle"`` or ``"csv"`` for a trace file (guessed from its name
+        when absent).
+    unit_size
+        Count every object as size 1: sizes are in objects, not bytes. A
+        config whose workload sets ``unit_size`` keeps it.
+    policy
+        A policy name (``"fifo"``) or table (``{"type": "clock", "bits": 2}``):
+        simulate one tier of that policy at each of ``sizes`` instead of
+        computing the LRU curve.
+    sizes
+        Cache sizes written as capacities are: counts (bytes, or objects with
+        ``unit_size``), ``"1GiB"``, or a share of the footprint ``"10%"``.
+        Required with ``policy`` or ``config``. Without them the curve is
+        evaluated exactly at these sizes; when absent it has a point at every
+        distance below 4096 and then every 1/2048 of the size (exact there).
+    shards
+        Sampling rate in (0, 1]: SHARDS (Waldspurger et al., FAST 2015) at a
+        fixed rate instead of the exact curve; 0.01 reads 1% of the keys.
+    shards_size
+        Fixed-size SHARDS: track at most this many keys.
+    config
+        A hierarchy config (its tiers, fill rule, policies): simulate the
+        whole hierarchy at each of ``sizes``, each tier's capacity scaled so
+        that their sum is the size.
+    progress
+        Called as ``progress(done, None)`` about every million requests.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``size`` (increasing) and ``miss_ratio`` (misses over reads
+        and writes; deletes are not requests).
+
+    Examples
+    --------
+    >>> loop = {"workload": {"type": "loop", "objects": 10, "requests": 100,
+    ...                      "unit_size": True}}
+    >>> df = mrc(loop, sizes=[9, 10])  # LRU: a loop one larger than the cache always misses
+    >>> df.miss_ratio.tolist()
+    [1.0, 0.1]
+    """
+    import pandas as pd
+
+    if shards is not None and shards_size is not None:
+        raise ConfigError("mrc: give shards (a rate) or shards_size (a key count), not both")
+    simulate = policy is not None or config is not None
+    if simulate:
+        if policy is not None and config is not None:
+            raise ConfigError("mrc: give policy (one tier) or config (a hierarchy), not both")
+        if shards is not None or shards_size is not None:
+            raise ConfigError(
+                "mrc: SHARDS samples the LRU curve; it cannot be combined with policy or config"
+            )
+        if not sizes:
+            raise ConfigError("mrc: policy and config are simulated at given sizes; give sizes")
+    cfg = json.loads(_workload(trace_or_config, format, unit_size=True if unit_size else None))
+    if config is not None:
+        cfg = {**load_config(config), "workload": cfg["workload"]}
+    elif policy is not None:
+        pol = dict(policy) if isinstance(policy, Mapping) else policy
+        cfg["tier"] = [{"tech": "DRAM-DDR3", "capacity": 1, "policy": pol}]
+    size_list = None if sizes is None else [str(s) for s in sizes]
+    xs, ys = _core.mrc(to_json(cfg), size_list, shards, shards_size, simulate, progress)
+    return pd.DataFrame({"size": pd.Series(xs, dtype="uint64"), "miss_ratio": ys})

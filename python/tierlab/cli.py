@@ -11,6 +11,12 @@ import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import pandas as pd
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
@@ -124,6 +130,37 @@ def build_parser() -> argparse.ArgumentParser:
         "--instructions", action="store_true", help="count instruction fetches as reads"
     )
     cm.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
+    mrc = sub.add_parser(
+        "mrc",
+        help="miss-ratio curve of a trace (CSV + PNG)",
+        description="Write the miss-ratio curve of a trace file (or of a config's [workload]) "
+        "as CSV with columns size,miss_ratio, and its plot beside it (OUT.png). Exact LRU by "
+        "stack distances by default; --shards samples (SHARDS); --policy or --config "
+        "simulates at --sizes.",
+    )
+    mrc.add_argument("input", help="trace file, or a config whose [workload] to read")
+    _add_trace_opts(mrc)
+    mrc.add_argument(
+        "--unit-size",
+        action="store_true",
+        help="count every object as size 1; sizes count objects",
+    )
+    mrc.add_argument("--policy", help="simulate one tier of this policy at --sizes")
+    mrc.add_argument(
+        "--config", help="simulate this hierarchy (TOML) at --sizes, tier capacities scaled"
+    )
+    mrc.add_argument(
+        "--sizes",
+        nargs="+",
+        metavar="SIZE",
+        help="cache sizes: counts, sizes (1GiB) or shares (10%%); space- or comma-separated",
+    )
+    mrc.add_argument("--shards", type=float, metavar="RATE", help="SHARDS at this sampling rate")
+    mrc.add_argument(
+        "--shards-size", type=int, metavar="N", help="fixed-size SHARDS tracking N keys"
+    )
+    mrc.add_argument("-o", "--output", required=True, metavar="OUT.csv", help="CSV to write")
+    mrc.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     bench = sub.add_parser(
         "bench",
@@ -282,6 +319,71 @@ def cmd_capture(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mrc(a: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tierlab.api import mrc
+
+    out = Path(a.output)
+    if out.suffix.lower() != ".csv":
+        return _err(f"-o {a.output}: the output must be a .csv file (the plot goes beside it)")
+    if not out.parent.is_dir():
+        return _err(f"-o {a.output}: no such directory {str(out.parent)!r}")
+    sizes = None
+    if a.sizes is not None:
+        sizes = [s.strip() for arg in a.sizes for s in arg.split(",") if s.strip()]
+    with _progress(not a.no_progress, "computing the curve") as cb:
+        df = mrc(
+            a.input,
+            format=a.format,
+            unit_size=a.unit_size,
+            policy=a.policy,
+            sizes=sizes,
+            shards=a.shards,
+            shards_size=a.shards_size,
+            config=a.config,
+            progress=cb,
+        )
+    df.to_csv(out, index=False)
+    png = out.with_suffix(".png")
+    method = (
+        f"{a.policy} (simulated)"
+        if a.policy
+        else "hierarchy (simulated)"
+        if a.config
+        else f"LRU, SHARDS rate {a.shards}"
+        if a.shards is not None
+        else f"LRU, SHARDS {a.shards_size} keys"
+        if a.shards_size is not None
+        else "LRU (exact)"
+    )
+    _plot(df, png, f"{Path(a.input).name}: {method}", "objects" if a.unit_size else "bytes")
+    print(f"wrote {len(df):,} points to {out} and the plot to {png}")
+    return 0
+
+
+def _plot(df: pd.DataFrame, png: Path, title: str, unit: str) -> None:
+    """The curve as a step plot (the miss ratio holds between points)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)
+    ax.step(df["size"], df["miss_ratio"], where="post", marker="." if len(df) <= 50 else None)
+    ax.set_xlabel(f"cache size ({unit})")
+    ax.set_ylabel("miss ratio")
+    ax.set_ylim(0, max(1.0, float(df["miss_ratio"].max())) * 1.02)
+    if len(df) > 1 and df["size"].iloc[-1] > 100 * max(1, int(df["size"].iloc[1])):
+        ax.set_xscale("symlog", linthresh=max(1, int(df["size"].iloc[1])))
+    ax.set_xlim(left=0, right=float(df["size"].max()) * 1.05 if len(df) else 1.0)
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(png)
+    plt.close(fig)
+
+
 def cmd_bench(a: argparse.Namespace) -> int:
     from tierlab.bench import print_bench, run_bench
 
@@ -302,6 +404,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "trace": cmd_trace,
     "bench": cmd_bench,
     "capture": cmd_capture,
+    "mrc": cmd_mrc,
 }
 
 

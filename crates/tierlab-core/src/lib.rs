@@ -14,6 +14,7 @@ pub mod error;
 pub mod hash;
 pub mod hierarchy;
 pub mod index;
+pub mod mrc;
 pub mod policy;
 pub mod request;
 pub mod sim;

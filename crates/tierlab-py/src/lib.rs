@@ -123,7 +123,7 @@ impl Reporter {
             }
         })
     }
-    fn finish<T>(self, r: Result<T, tierlab_core::trace::TraceError>) -> PyResult<T> {
+    fn finish<T, E: Into<Error>>(self, r: Result<T, E>) -> PyResult<T> {
         match (self.err, r) {
             (Some(e), _) => Err(e),
             (None, r) => r.map_err(|e| to_py(e.into())),
@@ -173,6 +173,57 @@ fn workload_source(config_json: &str) -> PyResult<tierlab_core::config::Source> 
     w.source().map_err(|e| to_py(e.into()))
 }
 
+/// mrc(config_json, sizes=None, shards_rate=None, shards_size=None, simulate=False,
+///     progress=None) -> (list[int], list[float])
+///
+/// A miss-ratio curve of the config's workload as (sizes, miss ratios).
+/// `simulate`: run the config's hierarchy at each of `sizes` (required);
+/// else exact LRU by stack distances, or SHARDS with a rate or a number of
+/// sampled keys, evaluated at `sizes` when given. Sizes are strings as
+/// capacities are written.
+#[pyfunction]
+#[pyo3(signature = (config_json, sizes=None, shards_rate=None, shards_size=None, simulate=false, progress=None))]
+fn mrc(
+    py: Python<'_>,
+    config_json: &str,
+    sizes: Option<Vec<String>>,
+    shards_rate: Option<f64>,
+    shards_size: Option<usize>,
+    simulate: bool,
+    progress: Option<Bound<'_, PyAny>>,
+) -> PyResult<(Vec<u64>, Vec<f64>)> {
+    use tierlab_core::mrc::{self, MrcOptions, Sampling};
+    let conf = |e: tierlab_core::config::ConfigError| to_py(e.into());
+    let sizes = sizes
+        .map(|s| mrc::parse_sizes(&s))
+        .transpose()
+        .map_err(conf)?;
+    let mut rep = Reporter::new(progress);
+    let r = if simulate {
+        let cfg = Config::from_json_str(config_json).map_err(conf)?;
+        let sizes = sizes.unwrap_or_default();
+        py.allow_threads(|| mrc::simulate_sizes(&cfg, &sizes, |n| rep.tick(n)))
+    } else {
+        let w = tierlab_core::config::workload_only_from_json(config_json).map_err(conf)?;
+        let source = w.source().map_err(conf)?;
+        let unit_size = w.unit_size;
+        py.allow_threads(|| {
+            let sizes = sizes
+                .map(|s| mrc::resolve_sizes(&source, &s, unit_size))
+                .transpose()?;
+            let opts = MrcOptions { unit_size, sizes };
+            let tick = |n| rep.tick(n);
+            match (shards_rate, shards_size) {
+                (Some(r), _) => mrc::shards(&source, Sampling::Rate(r), &opts, tick),
+                (None, Some(s)) => mrc::shards(&source, Sampling::Size(s), &opts, tick),
+                (None, None) => mrc::exact(&source, &opts, tick).map_err(Error::from),
+            }
+        })
+    };
+    let m = rep.finish(r)?;
+    Ok((m.sizes, m.miss_ratios))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", tierlab_core::VERSION)?;
@@ -184,5 +235,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(techs, m)?)?;
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
+    m.add_function(wrap_pyfunction!(mrc, m)?)?;
     Ok(())
 }

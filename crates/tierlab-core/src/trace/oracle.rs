@@ -75,14 +75,31 @@ fn decode(rec: &[u8]) -> Request {
     }
 }
 
-impl TraceSource for OracleReader {
-    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
-        out.clear();
-        let Some(map) = &self.map else { return Ok(0) };
+impl OracleReader {
+    /// The next up to `max` records undecoded (a whole number of
+    /// 24-byte records; empty at the end), for passes that read one or two
+    /// fields of most records and drop most of them (SHARDS sampling):
+    /// decoding full [`Request`]s first would cost more than the pass.
+    pub fn next_raw(&mut self, max: usize) -> &[u8] {
+        if self.map.is_none() {
+            return &[];
+        }
+        // At most one release step per call: `release` then never drops a
+        // page of the slice handed out (it keeps a step behind `pos`).
+        let max = max.min(RELEASE_STEP / RECORD);
+        let start = self.pos;
         let end = (self.pos + max * RECORD).min(self.len);
-        out.extend(map[self.pos..end].chunks_exact(RECORD).map(decode));
         self.pos = end;
-        if self.pos - self.kept >= RELEASE_STEP {
+        self.release();
+        &self.map.as_ref().expect("mapped")[start..end]
+    }
+
+    /// Hands pages already read back to the kernel (see RELEASE_STEP).
+    /// Keeps one step below `pos` mapped, so a slice from `next_raw` stays
+    /// valid until the next call.
+    fn release(&mut self) {
+        let Some(map) = &self.map else { return };
+        if self.pos - self.kept >= RELEASE_STEP + RELEASE_STEP {
             // Page-aligned start and length: the kept offset only ever moves by
             // RELEASE_STEP, a multiple of any page size.
             // SAFETY: a read-only shared file mapping; MADV_DONTNEED drops the
@@ -98,6 +115,17 @@ impl TraceSource for OracleReader {
             };
             self.kept += RELEASE_STEP;
         }
+    }
+}
+
+impl TraceSource for OracleReader {
+    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        out.clear();
+        let Some(map) = &self.map else { return Ok(0) };
+        let end = (self.pos + max * RECORD).min(self.len);
+        out.extend(map[self.pos..end].chunks_exact(RECORD).map(decode));
+        self.pos = end;
+        self.release();
         Ok(out.len())
     }
     fn len_hint(&self) -> Option<u64> {

@@ -303,8 +303,12 @@ impl StraceReader {
                 &text[..text.len().min(60)]
             ))
         };
-        let mut it = text.splitn(3, ' ');
-        let (Some(pid), Some(ts), Some(rest)) = (it.next(), it.next(), it.next()) else {
+        // strace pads the pid column when pids have fewer digits: fields are
+        // separated by runs of spaces.
+        let Some((pid, after)) = text.trim_start().split_once(' ') else {
+            return Err(bad(self));
+        };
+        let Some((ts, rest)) = after.trim_start().split_once(' ') else {
             return Err(bad(self));
         };
         let (Ok(pid), Some(time)) = (pid.parse::<u32>(), parse_time_ns(ts)) else {
@@ -467,7 +471,7 @@ mod tests {
     #[test]
     fn offsets_dup_fork_unlink_and_resumed_calls() {
         let t = r#"100 1.000001 openat(AT_FDCWD, "/d/a", O_RDWR|O_CREAT, 0644) = 3
-100 1.000002 write(3, ""..., 10000) = 10000
+100   1.000002 write(3, ""..., 10000) = 10000
 100 1.000003 lseek(3, 0, SEEK_SET) = 0
 100 1.000004 read(3, <unfinished ...>
 101 1.000005 +++ exited with 0 +++

@@ -1,0 +1,324 @@
+//! The stack against a naive O(n) per request model, the exact curve against
+//! simulated LRU tiers, SHARDS against the exact curve.
+
+use super::*;
+use crate::sim::Simulation;
+use crate::synth::{Pattern, SynthSpec};
+
+/// A tiny deterministic generator (xorshift64*), so the tests need no crate.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// The textbook LRU stack: a list, most recent first.
+#[derive(Default)]
+struct NaiveStack(Vec<(u64, u32)>);
+impl NaiveStack {
+    fn access(&mut self, key: u64, w: u32) -> Option<u64> {
+        let pos = self.0.iter().position(|&(k, _)| k == key);
+        let d = pos.map(|p| self.0[..p].iter().map(|&(_, w)| w as u64).sum::<u64>() + w as u64);
+        if let Some(p) = pos {
+            self.0.remove(p);
+        }
+        self.0.insert(0, (key, w));
+        d
+    }
+    fn remove(&mut self, key: u64) {
+        self.0.retain(|&(k, _)| k != key);
+    }
+}
+
+#[test]
+fn stack_distances_equal_the_naive_model() {
+    // Long enough to renumber the time range several times (MIN_RANGE).
+    for (seed, keys, deletes) in [(1u64, 50u64, false), (2, 300, true), (3, 3, true)] {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let (mut fast, mut naive) = (Stack::new(), NaiveStack::default());
+        for i in 0..200_000 {
+            // Skewed keys: half the requests go to a tenth of them.
+            let key = if rng.below(2) == 0 {
+                rng.below(keys / 10 + 1)
+            } else {
+                rng.below(keys)
+            } * 0x1000;
+            if deletes && rng.below(50) == 0 {
+                fast.remove(key);
+                naive.remove(key);
+                continue;
+            }
+            let w = 1 + rng.below(5000) as u32;
+            assert_eq!(
+                fast.access(key, w),
+                naive.access(key, w),
+                "request {i}, seed {seed}"
+            );
+            assert_eq!(fast.len(), naive.0.len());
+        }
+    }
+}
+
+#[test]
+fn bins_round_trip() {
+    let mut rng = Rng(99);
+    for _ in 0..100_000 {
+        let d = rng.next() >> rng.below(64);
+        let b = bin_of(d);
+        assert!(bin_top(b) >= d, "{d}");
+        assert_eq!(bin_of(bin_top(b)), b);
+        if let Some(next) = bin_top(b).checked_add(1) {
+            assert_eq!(bin_of(next), b + 1);
+        }
+        // The bin is narrow: 1/2048 of the distance.
+        assert!((bin_top(b) - d) as f64 <= d as f64 / 2048.0, "{d}");
+    }
+    // Below 2^12 every distance has its own bin.
+    for d in 0..4096u64 {
+        assert_eq!(bin_top(bin_of(d)), d);
+    }
+    assert_eq!(bin_top(bin_of(4096)), 4097);
+}
+
+fn zipf_config(objects: u64, requests: u64, write_ratio: f64, policy: &str, extra: &str) -> Config {
+    Config::from_toml_str(&format!(
+        "[workload]\ntype = \"zipf\"\nalpha = 0.9\nobjects = {objects}\nrequests = {requests}\n\
+         write_ratio = {write_ratio}\nseed = 5\n{extra}\n\
+         [[tier]]\ntech = \"DRAM-DDR3\"\ncapacity = 1\npolicy = \"{policy}\"\n"
+    ))
+    .unwrap()
+}
+
+fn zipf_source(objects: u64, requests: u64, alpha: f64, size: u32) -> Source {
+    Source::Synth(SynthSpec {
+        pattern: Pattern::Zipf { alpha },
+        objects,
+        requests,
+        object_size: size,
+        seed: 11,
+        write_ratio: 0.0,
+    })
+}
+
+/// Runs one LRU (or any policy) tier at `capacity` through the simulator.
+fn simulated(cfg: &Config, capacity: u64) -> f64 {
+    let mut c = cfg.clone();
+    c.tiers[0].capacity = Size::Absolute(capacity);
+    Simulation::run(&c).unwrap().miss_ratio
+}
+
+#[test]
+fn exact_curve_equals_simulated_lru_in_objects() {
+    let cfg = zipf_config(2000, 60_000, 0.2, "lru", "unit_size = true");
+    let source = cfg.workload.as_ref().unwrap().source().unwrap();
+    let sizes = vec![1, 7, 100, 333, 1000, 1999, 2000, 5000];
+    let opts = MrcOptions {
+        unit_size: true,
+        sizes: Some(sizes.clone()),
+    };
+    let at = exact(&source, &opts, |_| true).unwrap();
+    let whole = exact(
+        &source,
+        &MrcOptions {
+            unit_size: true,
+            sizes: None,
+        },
+        |_| true,
+    )
+    .unwrap();
+    for (i, &c) in sizes.iter().enumerate() {
+        let sim = simulated(&cfg, c);
+        assert_eq!(at.miss_ratios[i], sim, "capacity {c}");
+        // Below 4096 objects the whole curve has a point at every distance.
+        assert_eq!(whole.at(c), sim, "capacity {c}");
+    }
+}
+
+#[test]
+fn exact_curve_equals_simulated_lru_in_bytes() {
+    // Varied sizes: the synthetic object size is fixed, so write a CSV
+    // with per-key sizes instead.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.csv");
+    let mut rng = Rng(7);
+    let mut text = String::new();
+    for i in 0..40_000u64 {
+        let k = rng.below(40).min(rng.below(800));
+        let size = 100 + (k * 7919) % 4000;
+        text += &format!("{i},{k},{size}\n");
+    }
+    std::fs::write(&path, text).unwrap();
+    let cfg = Config::from_toml_str(&format!(
+        "[workload]\ntype = \"trace\"\npath = {:?}\n[[tier]]\ntech = \"DRAM-DDR3\"\ncapacity = 1\npolicy = \"lru\"\n",
+        path.to_str().unwrap()
+    ))
+    .unwrap();
+    let source = cfg.workload.as_ref().unwrap().source().unwrap();
+    // At least the largest object (4099 bytes), where the definition is exact.
+    let sizes = vec![4100, 10_000, 123_457, 400_000, 1_000_000, 2_000_000];
+    let opts = MrcOptions {
+        unit_size: false,
+        sizes: Some(sizes.clone()),
+    };
+    let at = exact(&source, &opts, |_| true).unwrap();
+    for (i, &c) in sizes.iter().enumerate() {
+        assert_eq!(at.miss_ratios[i], simulated(&cfg, c), "capacity {c}");
+    }
+}
+
+#[test]
+fn simulated_sizes_equal_single_runs() {
+    for policy in ["fifo", "clock", "lru"] {
+        let cfg = zipf_config(3000, 50_000, 0.1, policy, "unit_size = true");
+        let sizes = [Size::Absolute(10), Size::Percent(5.0), Size::Absolute(900)];
+        let mrc = simulate_sizes(&cfg, &sizes, |_| true).unwrap();
+        // 5% of the 3,000-object footprint (as far as the trace touches it).
+        let footprint = trace_stats(&cfg.workload.as_ref().unwrap().source().unwrap(), |_| true)
+            .unwrap()
+            .unique_keys;
+        let want = [10, footprint * 5 / 100, 900];
+        let mut want_sorted = want.to_vec();
+        want_sorted.sort_unstable();
+        assert_eq!(mrc.sizes, want_sorted);
+        for (i, &c) in mrc.sizes.iter().enumerate() {
+            assert_eq!(mrc.miss_ratios[i], simulated(&cfg, c), "{policy} at {c}");
+        }
+    }
+}
+
+#[test]
+fn simulated_sizes_scale_every_tier() {
+    let cfg = Config::from_toml_str(
+        "[workload]\ntype = \"zipf\"\nalpha = 1.0\nobjects = 2000\nrequests = 30000\nunit_size = true\nseed = 3\n\
+         [[tier]]\ntech = \"DRAM-DDR3\"\ncapacity = 100\npolicy = \"lru\"\n\
+         [[tier]]\ntech = \"NAND-SLC\"\ncapacity = 300\npolicy = \"fifo\"\n",
+    )
+    .unwrap();
+    let mrc = simulate_sizes(&cfg, &[Size::Absolute(800)], |_| true).unwrap();
+    let mut c = cfg.clone();
+    c.tiers[0].capacity = Size::Absolute(200);
+    c.tiers[1].capacity = Size::Absolute(600);
+    assert_eq!(mrc.miss_ratios[0], Simulation::run(&c).unwrap().miss_ratio);
+}
+
+/// Mean absolute error of `approx` against `exact` at the same sizes.
+fn mae(a: &Mrc, b: &Mrc) -> f64 {
+    assert_eq!(a.sizes, b.sizes);
+    let n = a.sizes.len() as f64;
+    a.miss_ratios
+        .iter()
+        .zip(&b.miss_ratios)
+        .map(|(x, y)| (x - y).abs())
+        .sum::<f64>()
+        / n
+}
+
+#[test]
+fn shards_is_close_to_exact_on_zipf() {
+    let objects = 100_000;
+    let source = zipf_source(objects, 2_000_000, 1.0, 4096);
+    let grid: Vec<u64> = (1..=100).map(|i| i * objects / 100).collect();
+    for unit in [true, false] {
+        let scale = if unit { 1 } else { 4096 };
+        let opts = MrcOptions {
+            unit_size: unit,
+            sizes: Some(grid.iter().map(|s| s * scale).collect()),
+        };
+        let ex = exact(&source, &opts, |_| true).unwrap();
+        let rate = shards(&source, Sampling::Rate(0.1), &opts, |_| true).unwrap();
+        let fixed = shards(&source, Sampling::Size(8192), &opts, |_| true).unwrap();
+        let (e_rate, e_fixed) = (mae(&rate, &ex), mae(&fixed, &ex));
+        assert!(e_rate < 0.003, "rate 0.1, unit {unit}: MAE {e_rate}");
+        assert!(e_fixed < 0.005, "8192 keys, unit {unit}: MAE {e_fixed}");
+        // The fixed-size pass kept its bound on the keys it tracks.
+        assert!(fixed.sampled < rate.sampled * 2);
+    }
+}
+
+#[test]
+fn shards_at_rate_one_is_exact() {
+    let source = zipf_source(5000, 100_000, 0.8, 512);
+    let opts = MrcOptions {
+        unit_size: true,
+        sizes: None,
+    };
+    let ex = exact(&source, &opts, |_| true).unwrap();
+    let all = shards(&source, Sampling::Rate(1.0), &opts, |_| true).unwrap();
+    assert_eq!(all, ex);
+    // A sample larger than the keys never lowers the threshold.
+    let big = shards(&source, Sampling::Size(10_000), &opts, |_| true).unwrap();
+    assert_eq!(big, ex);
+}
+
+#[test]
+fn shards_oracle_fast_path_equals_generic_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("z.oracleGeneral.bin");
+    let source = zipf_source(20_000, 300_000, 1.0, 4096);
+    crate::sim::convert_to_oracle(&source, &path, |_| true).unwrap();
+    let oracle = Source::Oracle(path);
+    let opts = MrcOptions::default();
+    let fast = shards(&oracle, Sampling::Rate(0.05), &opts, |_| true).unwrap();
+    let slow = shards(&source, Sampling::Rate(0.05), &opts, |_| true).unwrap();
+    assert_eq!(fast, slow);
+    assert!(fast.sampled > 0 && fast.sampled < fast.requests);
+}
+
+#[test]
+fn bad_shards_parameters_are_refused() {
+    let source = zipf_source(10, 10, 1.0, 1);
+    let opts = MrcOptions::default();
+    for s in [Sampling::Rate(0.0), Sampling::Rate(1.5), Sampling::Size(0)] {
+        assert!(shards(&source, s, &opts, |_| true).is_err(), "{s:?}");
+    }
+}
+
+#[test]
+fn interrupted_passes_stop() {
+    let source = zipf_source(10, 100_000, 1.0, 1);
+    let opts = MrcOptions::default();
+    assert!(matches!(
+        exact(&source, &opts, |_| false),
+        Err(TraceError::Interrupted)
+    ));
+    assert!(matches!(
+        shards(&source, Sampling::Rate(0.5), &opts, |_| false),
+        Err(Error::Trace(TraceError::Interrupted))
+    ));
+}
+
+#[test]
+fn sizes_parse_and_resolve() {
+    let s = parse_sizes(&["10%", "1KiB", "7"]).unwrap();
+    assert_eq!(
+        s,
+        vec![Size::Percent(10.0), Size::Absolute(1024), Size::Absolute(7)]
+    );
+    let e = parse_sizes(&["1", "lots"]).unwrap_err();
+    assert_eq!(e.path, "sizes[1]");
+    assert_eq!(parse_sizes(&["0"]).unwrap_err().path, "sizes[0]");
+    assert!(parse_sizes::<&str>(&[]).is_err());
+    let source = zipf_source(1000, 5000, 1.0, 100);
+    let stats = trace_stats(&source, |_| true).unwrap();
+    let r = resolve_sizes(&source, &s, true).unwrap();
+    assert_eq!(r, vec![stats.unique_keys / 10, 1024, 7]);
+    let bytes = resolve_sizes(&source, &s, false).unwrap();
+    assert_eq!(bytes[0], stats.footprint_bytes / 10);
+    let tiny = resolve_sizes(&source, &[Size::Percent(0.0001)], true).unwrap_err();
+    assert!(tiny.to_string().starts_with("sizes[0]:"), "{tiny}");
+}
+
+#[test]
+fn scaling_keeps_the_total() {
+    assert_eq!(scale(&[189, 568], 757, 400), vec![100, 300]);
+    assert_eq!(scale(&[1, 1, 1], 3, 10), vec![4, 3, 3]);
+    assert_eq!(scale(&[5], 5, 77), vec![77]);
+    assert_eq!(scale(&[1, 1000], 1001, 2), vec![1, 2]);
+}
