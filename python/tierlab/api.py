@@ -134,7 +134,8 @@ def trace_stats(
 ) -> dict[str, Any]:
     """Requests, unique keys, footprint and read/write mix of a trace file or
     of a config's workload."""
-    return dict(json.loads(_core.trace_stats(_workload(source, format, skip_bad=skip_bad), progress)))
+    wl = _workload(source, format, skip_bad=skip_bad)
+    return dict(json.loads(_core.trace_stats(wl, progress)))
 
 
 def trace_convert(
