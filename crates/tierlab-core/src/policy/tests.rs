@@ -10,6 +10,7 @@ fn build(name: &str) -> AnyPolicy {
     PolicySpec::named(name).unwrap().build(&BuildCtx {
         capacity: 4,
         seed: 1,
+        unit_size: true,
     })
 }
 
@@ -61,6 +62,7 @@ fn clock_with_two_bits_counts_hits() {
     .build(&BuildCtx {
         capacity: 4,
         seed: 1,
+        unit_size: true,
     });
     p.on_insert(0, &req());
     p.on_insert(1, &req());

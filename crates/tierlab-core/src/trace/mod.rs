@@ -2,6 +2,7 @@
 //! [`crate::synth`], behind one streaming trait. A trace is never loaded whole.
 
 pub mod csv;
+pub mod next_access;
 pub mod oracle;
 
 use crate::request::Request;
