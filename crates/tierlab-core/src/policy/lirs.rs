@@ -125,6 +125,8 @@ impl Lirs {
     /// head until the LIR set fits its share.
     fn shrink_lir(&mut self) {
         while self.lir_weight > self.lir_cap {
+            // S's bottom is LIR after pruning: LIR entries are always in S.
+            self.prune();
             let Some(id) = self.s.back(S) else { break };
             let slot = id >> 1;
             self.s.unlink(S, id);
@@ -132,8 +134,8 @@ impl Lirs {
             self.lir[slot as usize] = false;
             self.lir_weight -= self.charge[slot as usize] as u64;
             self.q.push_front(Q, slot);
-            self.prune();
         }
+        self.prune();
     }
 
     /// Keeps the key of a resident HIR entry leaving the cache as a ghost in
@@ -162,7 +164,11 @@ impl Lirs {
 
     fn evict_lir(&mut self) -> u32 {
         // Only when Q is empty: every resident entry is LIR.
-        let id = self.s.back(S).expect("evict is called only on a non-empty tier");
+        self.prune();
+        let id = self
+            .s
+            .back(S)
+            .expect("evict is called only on a non-empty tier");
         let slot = id >> 1;
         self.s.unlink(S, id);
         self.lir[slot as usize] = false;
@@ -209,11 +215,10 @@ impl Policy for Lirs {
     fn on_hit(&mut self, slot: u32, _: &Request) {
         let s = slot as usize;
         if self.lir[s] {
-            let was_bottom = self.s.back(S) == Some(2 * slot);
             self.s.move_to_front(S, 2 * slot);
-            if was_bottom {
-                self.prune();
-            }
+            // Usually a no-op (S's bottom is LIR), but entries larger than
+            // the LIR share can leave HIR entries under the first LIR one.
+            self.prune();
         } else if self.in_s[s] {
             self.q.unlink(Q, slot);
             self.s.move_to_front(S, 2 * slot);

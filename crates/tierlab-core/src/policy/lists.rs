@@ -192,7 +192,9 @@ impl Ghosts {
     /// Which queue holds `key`, if any.
     #[inline(always)]
     pub fn queue_of(&self, key: u64) -> Option<usize> {
-        self.map.get(&key).map(|&id| self.queue[id as usize] as usize)
+        self.map
+            .get(&key)
+            .map(|&id| self.queue[id as usize] as usize)
     }
 
     /// Removes `key`; returns the queue it was in.

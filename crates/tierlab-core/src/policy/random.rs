@@ -61,7 +61,10 @@ impl Policy for Random {
     }
     #[inline(always)]
     fn evict(&mut self) -> u32 {
-        assert!(!self.members.is_empty(), "evict is called only on a non-empty tier");
+        assert!(
+            !self.members.is_empty(),
+            "evict is called only on a non-empty tier"
+        );
         let i = self.rng.below(self.members.len() as u64) as usize;
         self.take(i)
     }

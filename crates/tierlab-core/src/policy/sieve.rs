@@ -56,7 +56,11 @@ impl Policy for Sieve {
     }
     #[inline(always)]
     fn evict(&mut self) -> u32 {
-        let tail = || self.list.back(0).expect("evict is called only on a non-empty tier");
+        let tail = || {
+            self.list
+                .back(0)
+                .expect("evict is called only on a non-empty tier")
+        };
         let mut cur = match self.hand {
             Some(h) => h,
             None => tail(),

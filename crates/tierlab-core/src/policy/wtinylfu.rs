@@ -211,10 +211,7 @@ impl Policy for WTinyLfu {
     fn evict(&mut self) -> u32 {
         let victim = self.main_victim();
         if self.weight[WINDOW] >= self.window_cap {
-            let cand = self
-                .q
-                .back(WINDOW)
-                .expect("a full window holds an entry");
+            let cand = self.q.back(WINDOW).expect("a full window holds an entry");
             self.unlink(cand);
             let Some(v) = victim else { return cand };
             let (fc, fv) = (
