@@ -4,7 +4,8 @@
 //! LRU main cache (probation, and protected with `protected_ratio` of main,
 //! 80%), and a count-min sketch of recent request frequencies.
 //!
-//! Misses enter the window. When an eviction is due and the window is full,
+//! Misses enter the window; its overflow enters probation while the cache
+//! has room. When an eviction is due and the window is full,
 //! the window's LRU entry (the candidate) competes with main's victim
 //! (probation's LRU, else protected's): the candidate moves to probation if
 //! the sketch estimates it strictly more frequent, and the other one leaves.
@@ -187,6 +188,14 @@ impl Policy for WTinyLfu {
         self.charge[slot as usize] = self.ctx.charge(req.size);
         self.keys[slot as usize] = req.key;
         self.push(WINDOW, slot);
+        // While the cache has room (this insertion needed no eviction, or
+        // the evictions made room), window overflow enters probation
+        // without competing; once it is full, `evict` holds the contest.
+        while self.weight[WINDOW] > self.window_cap {
+            let t = self.q.back(WINDOW).unwrap();
+            self.unlink(t);
+            self.push(PROBATION, t);
+        }
     }
     #[inline(always)]
     fn on_hit(&mut self, slot: u32, req: &Request) {

@@ -648,6 +648,10 @@ impl Model for WTinyLfu {
     }
     fn insert(&mut self, key: u64, c: u64, _: i64) {
         self.window.push_front((key, c));
+        while weight(&self.window) > self.window_cap {
+            let e = self.window.pop_back().unwrap();
+            self.probation.push_front(e);
+        }
     }
     fn evict(&mut self) -> u64 {
         let victim = self.probation.back().or(self.protected.back()).copied();
