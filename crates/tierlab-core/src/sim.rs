@@ -15,6 +15,7 @@ use crate::tier::Tier;
 use crate::trace::csv::CsvReader;
 use crate::trace::lackey::LackeyReader;
 use crate::trace::msr::MsrReader;
+use crate::trace::next_access::WithNextAccess;
 use crate::trace::oracle::{OracleReader, OracleStream};
 use crate::trace::strace::StraceReader;
 use crate::trace::twitter::TwitterReader;
@@ -136,27 +137,8 @@ pub fn convert_to_oracle(
     out: &std::path::Path,
     mut progress: impl FnMut(u64) -> bool,
 ) -> Result<TraceStats, TraceError> {
-    let mut keys: Vec<u64> = Vec::new();
-    {
-        let mut src = open(source)?;
-        let mut buf = Vec::with_capacity(BATCH);
-        while src.next_batch(&mut buf, BATCH)? > 0 {
-            keys.extend(buf.iter().map(|r| r.key));
-            if !progress(keys.len() as u64) {
-                return Err(TraceError::Interrupted);
-            }
-        }
-    }
-    let keys_len = keys.len();
-    let mut next = vec![-1i64; keys_len];
-    let mut last: crate::hash::KeyMap<u64> = Default::default();
-    for (i, k) in keys.iter().enumerate().rev() {
-        if let Some(j) = last.insert(*k, i as u64) {
-            next[i] = j as i64 + 1;
-        }
-    }
-    drop(last);
-    drop(keys);
+    let next = crate::trace::next_access::next_access_times(&mut *open(source)?, &mut progress)?;
+    let keys_len = next.len();
     let mut w = crate::trace::oracle::OracleWriter::create(out)?;
     let mut src = open(source)?;
     let mut buf = Vec::with_capacity(BATCH);
@@ -210,7 +192,11 @@ pub fn build_hierarchy(
             .map_err(|e| ConfigError::at(format!("tier[{i}].tech"), e.to_string()))?;
         let write_back =
             t.write.unwrap_or(cfg.hierarchy.write) == crate::config::WritePolicy::WriteBack;
-        let policy = t.policy.build(&BuildCtx { capacity, seed });
+        let policy = t.policy.build(&BuildCtx {
+            capacity,
+            seed,
+            unit_size,
+        });
         let admission = t
             .admission
             .build(&crate::admission::BuildCtx { seed, tier: i });
@@ -281,7 +267,17 @@ impl Simulation {
             0
         };
         let (h, meta) = build_hierarchy(cfg, footprint, w.unit_size, w.seed.unwrap_or(42))?;
-        let src = open(&source)?;
+        let mut src = open(&source)?;
+        // Belady needs each request's next access: oracleGeneral files carry
+        // it, other sources get it from a pre-pass.
+        let needs_oracle = cfg
+            .tiers
+            .iter()
+            .any(|t| matches!(t.policy, crate::policy::PolicySpec::Belady(_)));
+        if needs_oracle && !matches!(source, Source::Oracle(_)) {
+            let mut first = open(&source)?;
+            src = Box::new(WithNextAccess::new(&mut *first, src)?);
+        }
         Ok(Simulation {
             h,
             meta,

@@ -193,6 +193,7 @@ impl Tier {
             self.c.rejected += 1;
             return false;
         }
+        self.policy.before_insert(req);
         if self.used + charge > self.capacity {
             while self.used + charge > self.capacity {
                 let slot = self.policy.evict();

@@ -12,10 +12,21 @@
 //! - `evict` is called only while at least one slot is tracked; it must pick
 //!   a tracked slot, stop tracking it and return it.
 
+mod arc;
+mod belady;
 mod clock;
 mod fifo;
+mod lfu;
+mod lirs;
 mod list;
+pub mod lists;
 mod lru;
+mod lru_k;
+mod random;
+mod s3fifo;
+mod sieve;
+mod two_q;
+pub mod wtinylfu;
 
 pub use list::SlotList;
 
@@ -33,6 +44,12 @@ pub trait Policy {
     /// The entry in `slot` leaves for another reason than eviction
     /// (invalidation, promotion to a faster tier).
     fn on_remove(&mut self, slot: u32);
+    /// A miss on `req.key` is about to be inserted; the `evict` calls that
+    /// follow make room for it, then `on_insert` places it. Policies whose
+    /// choice of victim depends on the incoming key (ARC's ghost hits, 2Q's
+    /// and S3-FIFO's ghost queues, LIRS's non-resident entries) learn it here.
+    #[inline(always)]
+    fn before_insert(&mut self, _req: &Request) {}
     /// Picks the victim, stops tracking it and returns its slot.
     fn evict(&mut self) -> u32;
     /// The slot `evict` would most likely pick `ahead` evictions from now
@@ -51,6 +68,20 @@ pub struct BuildCtx {
     pub capacity: u64,
     /// The run's seed, for randomised policies.
     pub seed: u64,
+    /// Every object counts as 1 (the capacity is in objects).
+    pub unit_size: bool,
+}
+
+impl BuildCtx {
+    /// What an object of `size` takes of the capacity.
+    #[inline(always)]
+    pub fn charge(&self, size: u32) -> u32 {
+        if self.unit_size {
+            1
+        } else {
+            size
+        }
+    }
 }
 
 /// How a policy is made from its parameters.
@@ -117,6 +148,10 @@ macro_rules! registry {
                 match self { $(AnyPolicy::$variant(p) => p.on_remove(slot)),* }
             }
             #[inline(always)]
+            fn before_insert(&mut self, req: &Request) {
+                match self { $(AnyPolicy::$variant(p) => p.before_insert(req)),* }
+            }
+            #[inline(always)]
             fn evict(&mut self) -> u32 {
                 match self { $(AnyPolicy::$variant(p) => p.evict()),* }
             }
@@ -132,6 +167,16 @@ registry! {
     Lru => "lru", lru::Lru;
     Fifo => "fifo", fifo::Fifo;
     Clock => "clock", clock::Clock;
+    Arc => "arc", arc::Arc;
+    TwoQ => "2q", two_q::TwoQ;
+    S3Fifo => "s3-fifo", s3fifo::S3Fifo;
+    Sieve => "sieve", sieve::Sieve;
+    Lfu => "lfu", lfu::Lfu;
+    Lirs => "lirs", lirs::Lirs;
+    WTinyLfu => "w-tinylfu", wtinylfu::WTinyLfu;
+    LruK => "lru-k", lru_k::LruK;
+    Random => "random", random::Random;
+    Belady => "belady", belady::Belady;
 }
 
 fn params_from<P: DeserializeOwned>(

@@ -10,6 +10,7 @@ fn build(name: &str) -> AnyPolicy {
     PolicySpec::named(name).unwrap().build(&BuildCtx {
         capacity: 4,
         seed: 1,
+        unit_size: true,
     })
 }
 
@@ -61,6 +62,7 @@ fn clock_with_two_bits_counts_hits() {
     .build(&BuildCtx {
         capacity: 4,
         seed: 1,
+        unit_size: true,
     });
     p.on_insert(0, &req());
     p.on_insert(1, &req());
@@ -70,4 +72,78 @@ fn clock_with_two_bits_counts_hits() {
     // 0 (counter 2) survives two passes, 1 (counter 1) one.
     assert_eq!(p.evict(), 1);
     assert_eq!(p.evict(), 0);
+}
+
+fn tier_policy(policy: &str) -> Result<crate::config::Config, String> {
+    crate::config::Config::from_toml_str(&format!(
+        "[[tier]]\ntech = \"DRAM-DDR3\"\ncapacity = 10\npolicy = {policy}\n"
+    ))
+    .map_err(|e| e.to_string())
+}
+
+#[test]
+fn every_policy_loads_by_name_and_parameters_from_toml() {
+    for name in NAMES {
+        let cfg = tier_policy(&format!("{name:?}")).unwrap();
+        assert_eq!(cfg.tiers[0].policy.name(), *name);
+    }
+    let cfg = tier_policy("{ type = \"lru-k\", k = 3 }").unwrap();
+    assert_eq!(
+        cfg.tiers[0].policy,
+        PolicySpec::LruK(lru_k::LruKParams { k: 3 })
+    );
+}
+
+#[test]
+fn bad_policy_parameters_name_the_allowed_range() {
+    for (policy, want) in [
+        (
+            "{ type = \"lru-k\", k = 0 }",
+            "tier[0].policy: k: 0 is out of range; allowed 1..=16",
+        ),
+        (
+            "{ type = \"s3-fifo\", small_size_ratio = 1.0 }",
+            "tier[0].policy: small_size_ratio: 1 is out of range; allowed (0, 1)",
+        ),
+        (
+            "{ type = \"2q\", kin = 0.0 }",
+            "tier[0].policy: kin: 0 is out of range; allowed (0, 1)",
+        ),
+        (
+            "{ type = \"lirs\", hir_ratio = 1.5 }",
+            "tier[0].policy: hir_ratio: 1.5 is out of range; allowed (0, 1)",
+        ),
+        (
+            "{ type = \"w-tinylfu\", window_ratio = 0.0 }",
+            "tier[0].policy: window_ratio: 0 is out of range; allowed (0, 1)",
+        ),
+        (
+            "{ type = \"arc\", p = 3 }",
+            "tier[0].policy: unknown field `p`",
+        ),
+        (
+            "{ type = \"sieve\", hand = 1 }",
+            "tier[0].policy: unknown field `hand`",
+        ),
+    ] {
+        let err = tier_policy(policy).unwrap_err();
+        assert!(err.contains(want), "{policy}: {err}");
+    }
+}
+
+#[test]
+fn random_is_deterministic_per_seed() {
+    let run = |seed| {
+        let mut p = PolicySpec::named("random").unwrap().build(&BuildCtx {
+            capacity: 8,
+            seed,
+            unit_size: true,
+        });
+        for s in 0..8 {
+            p.on_insert(s, &req());
+        }
+        (0..8).map(|_| p.evict()).collect::<Vec<u32>>()
+    };
+    assert_eq!(run(5), run(5));
+    assert_ne!(run(5), run(6));
 }

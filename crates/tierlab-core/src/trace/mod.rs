@@ -5,6 +5,7 @@ pub mod csv;
 pub mod lackey;
 pub mod lines;
 pub mod msr;
+pub mod next_access;
 pub mod oracle;
 pub mod strace;
 pub mod twitter;

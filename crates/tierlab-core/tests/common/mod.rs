@@ -3,13 +3,16 @@
 //! binary uses a part of this module.
 #![allow(dead_code)]
 
+pub mod models;
+
+use models::Model;
 use std::collections::VecDeque;
 use tierlab_core::config::Config;
 use tierlab_core::hierarchy::Hierarchy;
 use tierlab_core::synth::Rng;
 
 /// A policy as the naive models know it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Kind {
     Lru,
     Fifo,
@@ -17,6 +20,36 @@ pub enum Kind {
     Clock {
         max: u8,
     },
+    Sieve,
+    Lfu,
+    /// Seeded as the tests' hierarchies are (seed 1).
+    Random,
+    Belady,
+    LruK(usize),
+    TwoQ(f64, f64),
+    S3Fifo(f64, f64, u8),
+    Arc,
+    Lirs(f64),
+    WTinyLfu(f64, f64),
+}
+
+impl Kind {
+    /// The model of a policy kept in `models`, for a capacity of `cap`.
+    fn model(self, cap: u64) -> Option<Box<dyn Model>> {
+        Some(match self {
+            Kind::Lru | Kind::Fifo | Kind::Clock { .. } => return None,
+            Kind::Sieve => Box::<models::Sieve>::default(),
+            Kind::Lfu => Box::<models::Lfu>::default(),
+            Kind::Random => Box::new(models::Random::new(1)),
+            Kind::Belady => Box::<models::Belady>::default(),
+            Kind::LruK(k) => Box::new(models::LruK::new(k)),
+            Kind::TwoQ(i, o) => Box::new(models::TwoQ::new(cap, i, o)),
+            Kind::S3Fifo(s, g, t) => Box::new(models::S3Fifo::new(cap, s, g, t)),
+            Kind::Arc => Box::new(models::Arc::new(cap)),
+            Kind::Lirs(h) => Box::new(models::Lirs::new(cap, h)),
+            Kind::WTinyLfu(w, p) => Box::new(models::WTinyLfu::new(cap, w, p)),
+        })
+    }
 }
 
 /// The policy variants a naive model exists for, as (TOML value of a tier's
@@ -37,12 +70,49 @@ pub fn variants(name: &str) -> Option<Vec<(String, Kind)>> {
                 )
             })
             .collect(),
+        "sieve" => vec![("\"sieve\"".into(), Kind::Sieve)],
+        "lfu" => vec![("\"lfu\"".into(), Kind::Lfu)],
+        "random" => vec![("\"random\"".into(), Kind::Random)],
+        "belady" => vec![("\"belady\"".into(), Kind::Belady)],
+        "arc" => vec![("\"arc\"".into(), Kind::Arc)],
+        "lru-k" => [1usize, 2, 3]
+            .iter()
+            .map(|&k| (format!("{{ type = \"lru-k\", k = {k} }}"), Kind::LruK(k)))
+            .collect(),
+        "2q" => vec![
+            ("\"2q\"".into(), Kind::TwoQ(0.25, 0.5)),
+            (
+                "{ type = \"2q\", kin = 0.5, kout = 1.0 }".into(),
+                Kind::TwoQ(0.5, 1.0),
+            ),
+        ],
+        "s3-fifo" => vec![
+            ("\"s3-fifo\"".into(), Kind::S3Fifo(0.1, 0.9, 2)),
+            (
+                "{ type = \"s3-fifo\", small_size_ratio = 0.3, ghost_size_ratio = 0.5, move_to_main_threshold = 1 }".into(),
+                Kind::S3Fifo(0.3, 0.5, 1),
+            ),
+        ],
+        "lirs" => vec![
+            ("\"lirs\"".into(), Kind::Lirs(0.01)),
+            (
+                "{ type = \"lirs\", hir_ratio = 0.25 }".into(),
+                Kind::Lirs(0.25),
+            ),
+        ],
+        "w-tinylfu" => vec![
+            ("\"w-tinylfu\"".into(), Kind::WTinyLfu(0.01, 0.8)),
+            (
+                "{ type = \"w-tinylfu\", window_ratio = 0.2, protected_ratio = 0.5 }".into(),
+                Kind::WTinyLfu(0.2, 0.5),
+            ),
+        ],
         _ => return None,
     })
 }
 
-/// A naive model of one tier: a deque, newest entry at the front, linear search.
-#[derive(Clone, Debug)]
+/// A naive model of one tier: a deque, newest entry at the front, linear
+/// search; the newer policies' orders live in `models`.
 pub struct Naive {
     pub kind: Kind,
     pub cap: u64,
@@ -53,6 +123,9 @@ pub struct Naive {
     pub q: VecDeque<(u64, u32, u8)>,
     pub evictions: u64,
     pub rejected: u64,
+    ext: Option<Box<dyn Model>>,
+    /// The next access of the request being served (Belady).
+    pub next: i64,
 }
 
 impl Naive {
@@ -65,6 +138,8 @@ impl Naive {
             q: VecDeque::new(),
             evictions: 0,
             rejected: 0,
+            ext: kind.model(cap),
+            next: -1,
         }
     }
 
@@ -87,6 +162,10 @@ impl Naive {
     /// A hit on a present key; the stored size does not change.
     pub fn hit(&mut self, key: u64) {
         let i = self.pos(key).expect("hit on an absent key");
+        if let Some(m) = &mut self.ext {
+            m.hit(key, self.next);
+            return;
+        }
         match self.kind {
             Kind::Lru => {
                 let e = self.q.remove(i).unwrap();
@@ -99,12 +178,16 @@ impl Naive {
                     *f += 1;
                 }
             }
+            _ => unreachable!("kept in `models`"),
         }
     }
 
     pub fn remove(&mut self, key: u64) -> Option<(u64, u32)> {
         let i = self.pos(key)?;
         let e = self.q.remove(i).unwrap();
+        if let Some(m) = &mut self.ext {
+            m.remove(key);
+        }
         self.used -= self.charge(e.1);
         Some((e.0, e.1))
     }
@@ -138,8 +221,24 @@ impl Naive {
             return None;
         }
         let mut victims = Vec::new();
-        while self.used + c > self.cap {
-            victims.push(self.evict_one());
+        if let Some(mut m) = self.ext.take() {
+            m.before_insert(key, c);
+            while self.used + c > self.cap {
+                let k = m.evict();
+                let i = self
+                    .pos(k)
+                    .unwrap_or_else(|| panic!("{:?}: the model evicted an absent key", self.kind));
+                let e = self.q.remove(i).unwrap();
+                self.used -= self.charge(e.1);
+                self.evictions += 1;
+                victims.push((e.0, e.1));
+            }
+            m.insert(key, c, self.next);
+            self.ext = Some(m);
+        } else {
+            while self.used + c > self.cap {
+                victims.push(self.evict_one());
+            }
         }
         self.q.push_front((key, size, 0));
         self.used += c;
