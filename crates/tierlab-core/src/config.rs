@@ -58,6 +58,12 @@ pub enum WorkloadKind {
     Scan,
     Loop,
     Trace,
+    Postmark,
+    Bonnie,
+    Web,
+    Specweb,
+    Proxy,
+    Multiprogram,
 }
 
 /// `[workload]`: a seeded generator or a trace file. Flat rather than a
@@ -78,6 +84,17 @@ pub struct WorkloadConfig {
     pub object_size: Option<Size>,
     pub seed: Option<u64>,
     pub write_ratio: Option<f64>,
+    // Benchmark generators (crate::workloads): a preset, a scale factor,
+    // the page size, and the generator's own table.
+    pub preset: Option<String>,
+    pub scale: Option<f64>,
+    pub page_size: Option<Size>,
+    pub postmark: Option<crate::workloads::postmark::PostmarkParams>,
+    pub bonnie: Option<crate::workloads::bonnie::BonnieParams>,
+    pub web: Option<crate::workloads::web::WebParams>,
+    pub specweb: Option<crate::workloads::specweb::SpecwebParams>,
+    pub proxy: Option<crate::workloads::proxy::ProxyParams>,
+    pub multiprogram: Option<crate::workloads::multiprogram::MultiprogramParams>,
     // Trace files.
     pub path: Option<PathBuf>,
     pub format: Option<Format>,
@@ -173,6 +190,8 @@ impl Default for RunConfig {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Source {
     Synth(SynthSpec),
+    /// A benchmark generator (PostMark, Bonnie, web, ...).
+    Workload(crate::workloads::Spec),
     Oracle(PathBuf),
     Csv(PathBuf, CsvOptions),
 }
@@ -361,6 +380,12 @@ impl WorkloadConfig {
             WorkloadKind::Scan => "scan",
             WorkloadKind::Loop => "loop",
             WorkloadKind::Trace => "trace",
+            WorkloadKind::Postmark => "postmark",
+            WorkloadKind::Bonnie => "bonnie",
+            WorkloadKind::Web => "web",
+            WorkloadKind::Specweb => "specweb",
+            WorkloadKind::Proxy => "proxy",
+            WorkloadKind::Multiprogram => "multiprogram",
         };
         let unused = |f: &str, set: bool| {
             if set {
@@ -372,6 +397,62 @@ impl WorkloadConfig {
                 Ok(())
             }
         };
+        let benchmark = !matches!(
+            self.kind,
+            WorkloadKind::Zipf
+                | WorkloadKind::Uniform
+                | WorkloadKind::Scan
+                | WorkloadKind::Loop
+                | WorkloadKind::Trace
+        );
+        for (f, set, used_by) in [
+            ("preset", self.preset.is_some(), benchmark),
+            ("scale", self.scale.is_some(), benchmark),
+            ("page_size", self.page_size.is_some(), benchmark),
+            (
+                "postmark",
+                self.postmark.is_some(),
+                self.kind == WorkloadKind::Postmark,
+            ),
+            (
+                "bonnie",
+                self.bonnie.is_some(),
+                self.kind == WorkloadKind::Bonnie,
+            ),
+            ("web", self.web.is_some(), self.kind == WorkloadKind::Web),
+            (
+                "specweb",
+                self.specweb.is_some(),
+                self.kind == WorkloadKind::Specweb,
+            ),
+            (
+                "proxy",
+                self.proxy.is_some(),
+                self.kind == WorkloadKind::Proxy,
+            ),
+            (
+                "multiprogram",
+                self.multiprogram.is_some(),
+                self.kind == WorkloadKind::Multiprogram,
+            ),
+        ] {
+            unused(f, set && !used_by)?;
+        }
+        if benchmark {
+            for (f, set) in [
+                ("alpha", self.alpha.is_some()),
+                ("objects", self.objects.is_some()),
+                ("requests", self.requests.is_some()),
+                ("object_size", self.object_size.is_some()),
+                ("write_ratio", self.write_ratio.is_some()),
+                ("path", self.path.is_some()),
+                ("format", self.format.is_some()),
+                ("csv", self.csv.is_some()),
+            ] {
+                unused(f, set)?;
+            }
+            return self.benchmark().map(Source::Workload);
+        }
         if self.kind == WorkloadKind::Trace {
             for (f, set) in [
                 ("alpha", self.alpha.is_some()),
@@ -490,7 +571,7 @@ impl WorkloadConfig {
             WorkloadKind::Uniform => Pattern::Uniform,
             WorkloadKind::Scan => Pattern::Scan,
             WorkloadKind::Loop => Pattern::Loop,
-            WorkloadKind::Trace => unreachable!("handled above"),
+            _ => unreachable!("trace files and benchmark generators are handled above"),
         };
         Ok(Source::Synth(SynthSpec {
             pattern,
@@ -500,6 +581,92 @@ impl WorkloadConfig {
             seed: self.seed.unwrap_or(42),
             write_ratio,
         }))
+    }
+}
+
+impl WorkloadConfig {
+    /// A benchmark generator's spec: its preset, scaled, with its table's
+    /// overrides; errors carry `workload.<type>.<key>`.
+    fn benchmark(&self) -> Result<crate::workloads::Spec, ConfigError> {
+        use crate::workloads::{self as w, Spec};
+        let scale = self.scale.unwrap_or(1.0);
+        if !(positive(scale) && scale <= 1000.0) {
+            return Err(ConfigError::at(
+                "workload.scale",
+                format!(
+                    "{scale} is out of range; allowed > 0 up to 1000 (1 = the preset as published)"
+                ),
+            ));
+        }
+        let page_size = match self.page_size.unwrap_or(Size::Absolute(4096)) {
+            Size::Absolute(n) if (512..=1 << 30).contains(&n) && n.is_power_of_two() => n as u32,
+            Size::Absolute(n) => {
+                return Err(ConfigError::at(
+                    "workload.page_size",
+                    format!("{n} is out of range; a power of two from 512 B to 1 GiB"),
+                ))
+            }
+            Size::Percent(_) => {
+                return Err(ConfigError::at(
+                    "workload.page_size",
+                    "must be a size in bytes, not a share",
+                ))
+            }
+        };
+        let c = w::Common {
+            scale,
+            seed: self.seed.unwrap_or(42),
+            page_size,
+        };
+        let preset = self.preset.as_deref().unwrap_or("default");
+        let table = match self.kind {
+            WorkloadKind::Postmark => "postmark",
+            WorkloadKind::Bonnie => "bonnie",
+            WorkloadKind::Web => "web",
+            WorkloadKind::Specweb => "specweb",
+            WorkloadKind::Proxy => "proxy",
+            _ => "multiprogram",
+        };
+        let r = match self.kind {
+            WorkloadKind::Postmark => w::postmark::PostmarkSpec::resolve(
+                preset,
+                &self.postmark.clone().unwrap_or_default(),
+                c,
+            )
+            .map(Spec::Postmark),
+            WorkloadKind::Bonnie => {
+                w::bonnie::BonnieSpec::resolve(preset, &self.bonnie.clone().unwrap_or_default(), c)
+                    .map(Spec::Bonnie)
+            }
+            WorkloadKind::Web => {
+                w::web::WebSpec::resolve(preset, &self.web.clone().unwrap_or_default(), c)
+                    .map(Spec::Web)
+            }
+            WorkloadKind::Specweb => w::specweb::SpecwebSpec::resolve(
+                preset,
+                &self.specweb.clone().unwrap_or_default(),
+                c,
+            )
+            .map(Spec::Specweb),
+            WorkloadKind::Proxy => {
+                w::proxy::ProxySpec::resolve(preset, &self.proxy.clone().unwrap_or_default(), c)
+                    .map(Spec::Proxy)
+            }
+            _ => w::multiprogram::MultiprogramSpec::resolve(
+                preset,
+                &self.multiprogram.clone().unwrap_or_default(),
+                c,
+            )
+            .map(Spec::Multiprogram),
+        };
+        r.map_err(|(key, msg)| {
+            let path = if key == "preset" {
+                "workload.preset".to_string()
+            } else {
+                format!("workload.{table}.{key}")
+            };
+            ConfigError::at(path, msg)
+        })
     }
 }
 

@@ -32,6 +32,7 @@ const PREFETCH_NEAR: usize = 16;
 pub fn open(source: &Source) -> Result<Box<dyn TraceSource>, TraceError> {
     Ok(match source {
         Source::Synth(spec) => Box::new(Generator::new(spec.clone())),
+        Source::Workload(spec) => spec.open(),
         Source::Oracle(path) => Box::new(OracleReader::open(path)?),
         Source::Csv(path, opts) => Box::new(CsvReader::open(path, opts)?),
     })
