@@ -4,6 +4,7 @@ from collections.abc import Callable
 from os import PathLike
 
 __version__: str
+CSV_HEADER: str
 
 class TierlabError(Exception): ...
 class ConfigError(TierlabError): ...
@@ -19,6 +20,11 @@ def trace_stats(
     config_json: str, progress: Callable[[int, int | None], object] | None = None
 ) -> str: ...
 def trace_convert(
+    config_json: str,
+    out_path: str | PathLike[str],
+    progress: Callable[[int, int | None], object] | None = None,
+) -> str: ...
+def trace_write_csv(
     config_json: str,
     out_path: str | PathLike[str],
     progress: Callable[[int, int | None], object] | None = None,

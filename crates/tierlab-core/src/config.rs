@@ -750,4 +750,67 @@ policy = { type = "clock", bits = 2 }
         let e = err(&OK.replace("type = \"zipf\"", "type = \"trace\""));
         assert_eq!(e, "workload.alpha: not used by type = \"trace\"");
     }
+
+    fn workload_err(w: &str) -> String {
+        err(&format!(
+            "[workload]\n{w}\n[[tier]]\ntech = \"DRAM-DDR3\"\ncapacity = 1\n"
+        ))
+    }
+
+    #[test]
+    fn benchmark_workloads_check_every_key() {
+        let ok = "[workload]\ntype = \"postmark\"\npreset = \"s2\"\nscale = 0.01\n[workload.postmark]\nread_bias = 0.9\n[[tier]]\ntech = \"DRAM-DDR3\"\ncapacity = 1\n";
+        let c = Config::from_toml_str(ok).unwrap();
+        match c.workload().unwrap().source().unwrap() {
+            Source::Workload(crate::workloads::Spec::Postmark(p)) => {
+                assert_eq!((p.files, p.transactions, p.read_bias), (100, 500, 0.9));
+            }
+            other => panic!("{other:?}"),
+        }
+        for (w, want) in [
+            (
+                "type = \"postmark\"\n[workload.postmark]\nfilez = 3",
+                "workload.postmark.filez: unknown field `filez`, expected one of `files`",
+            ),
+            (
+                "type = \"postmark\"\n[workload.postmark]\ncreate_bias = -1",
+                "workload.postmark.create_bias: -1 is out of range; allowed 0.0 to 1.0",
+            ),
+            (
+                "type = \"bonnie\"\npreset = \"s7\"",
+                "workload.preset: unknown preset \"s7\"; expected one of default, s1",
+            ),
+            (
+                "type = \"web\"\nscale = 0",
+                "workload.scale: 0 is out of range",
+            ),
+            (
+                "type = \"proxy\"\npage_size = 3000",
+                "workload.page_size: 3000 is out of range; a power of two",
+            ),
+            (
+                "type = \"specweb\"\n[workload.web]\nalpha = 1.0",
+                "workload.web: not used by type = \"specweb\"",
+            ),
+            (
+                "type = \"zipf\"\nobjects = 5\nrequests = 5\npreset = \"s1\"",
+                "workload.preset: not used by type = \"zipf\"",
+            ),
+            (
+                "type = \"multiprogram\"\nrequests = 5",
+                "workload.requests: not used by type = \"multiprogram\"",
+            ),
+            (
+                "type = \"multiprogram\"\n[[workload.multiprogram.program]]\nrss = \"1MiB\"\nrandom = 1\nwrite_ratio = 2",
+                "workload.multiprogram.program[0].write_ratio: 2 is out of range",
+            ),
+            (
+                "type = \"bonnie\"\n[workload.bonnie]\nchunk = \"2GiB\"\nfile_size = \"1GiB\"",
+                "workload.bonnie.chunk: 2147483648 B is larger than file_size",
+            ),
+        ] {
+            let e = workload_err(w);
+            assert!(e.starts_with(want), "{w}:\n{e}");
+        }
+    }
 }
