@@ -364,6 +364,7 @@ HELP = [
     ["trace"],
     ["trace", "stats"],
     ["trace", "convert"],
+    ["trace", "generate"],
     ["bench"],
 ]
 

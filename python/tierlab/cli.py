@@ -94,7 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
         "kind", metavar="KIND", help="postmark, bonnie, web, specweb, proxy or multiprogram"
     )
     gen.add_argument("-o", "--output", required=True, metavar="OUT", help="trace file to write")
-    gen.add_argument("--preset", help="parameter set, e.g. s1 or s2 for postmark (default: default)")
+    gen.add_argument(
+        "--preset", help="parameter set, e.g. s1 or s2 for postmark (default: default)"
+    )
     gen.add_argument("--seed", metavar="N", help="random seed (default 42)")
     gen.add_argument(
         "--scale", metavar="F", help="multiply the preset's files, requests and sizes by F"

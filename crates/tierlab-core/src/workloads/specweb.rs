@@ -3,7 +3,7 @@
 //! static and 30% dynamic requests.
 //!
 //! Modelled: SPECweb99's fileset, directories of four classes of nine files
-//! (class 0: 102..921 B in steps of 102 B; class 1: 1..9 KiB; class 2:
+//! (class 0: 102..918 B in steps of 102 B; class 1: 1..9 KiB; class 2:
 //! 10..90 KiB; class 3: 100..900 KiB; 5,119,470 B a directory), as many
 //! directories as fit `fileset`. A request picks a directory with Zipf
 //! popularity (alpha 1), a class with SPECweb99's mix (35%, 50%, 14%, 1%)
