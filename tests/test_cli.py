@@ -365,6 +365,7 @@ HELP = [
     ["trace"],
     ["trace", "stats"],
     ["trace", "convert"],
+    ["trace", "generate"],
     ["bench"],
     ["capture"],
     ["capture", "files"],

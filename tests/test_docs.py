@@ -53,6 +53,9 @@ BASE: dict[str, Any] = {
         "type": "trace",
         "path": "x.csv",
         "csv": {"key": 2},
+        # The generators' tables, so that a key can be put in each; the
+        # unknown key is reported before any cross-key check.
+        **{t: {} for t in ("postmark", "bonnie", "web", "specweb", "proxy", "multiprogram")},
     },
     "hierarchy": {},
     "tier": [{"tech": "DRAM-DDR3", "capacity": 1}],
@@ -89,6 +92,12 @@ TABLES = {
     "[backing]": ("backing",),
     "[techs.NAME]": ("techs", "X"),
     "[run]": ("run",),
+    "[workload.postmark]": ("workload", "postmark"),
+    "[workload.bonnie]": ("workload", "bonnie"),
+    "[workload.web]": ("workload", "web"),
+    "[workload.specweb]": ("workload", "specweb"),
+    "[workload.proxy]": ("workload", "proxy"),
+    "[workload.multiprogram]": ("workload", "multiprogram"),
 }
 
 

@@ -19,7 +19,7 @@ True
 """
 
 from tierlab._core import __version__
-from tierlab.api import RunResult, mrc, simulate, techs, trace_stats
+from tierlab.api import RunResult, mrc, simulate, techs, trace_generate, trace_stats
 from tierlab.errors import ConfigError, TierlabError, TraceError
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "mrc",
     "techs",
     "trace_stats",
+    "trace_generate",
     "RunResult",
     "TierlabError",
     "ConfigError",

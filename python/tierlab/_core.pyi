@@ -6,6 +6,7 @@ from os import PathLike
 __version__: str
 #: The syscalls `tierlab capture files` traces (the strace reader's input).
 STRACE_SYSCALLS: str
+CSV_HEADER: str
 
 class TierlabError(Exception): ...
 class ConfigError(TierlabError): ...
@@ -33,3 +34,8 @@ def mrc(
     simulate: bool = False,
     progress: Callable[[int, int | None], object] | None = None,
 ) -> tuple[list[int], list[float]]: ...
+def trace_write_csv(
+    config_json: str,
+    out_path: str | PathLike[str],
+    progress: Callable[[int, int | None], object] | None = None,
+) -> str: ...

@@ -96,6 +96,30 @@ def build_parser() -> argparse.ArgumentParser:
     conv.add_argument("input", help="trace file, or a config whose [workload] to write")
     conv.add_argument("output", help="oracleGeneral file to write")
     _add_trace_opts(conv)
+    gen = tsub.add_parser(
+        "generate",
+        help="write a benchmark generator's trace (PostMark, Bonnie, web, ...)",
+        description="Write the trace of a seeded benchmark generator: postmark, bonnie, web "
+        "(SURGE-like), specweb (SPECweb99-like), proxy or multiprogram (docs/workloads.md). "
+        "The same kind, preset, seed and scale write the same bytes.",
+    )
+    gen.add_argument(
+        "kind", metavar="KIND", help="postmark, bonnie, web, specweb, proxy or multiprogram"
+    )
+    gen.add_argument("-o", "--output", required=True, metavar="OUT", help="trace file to write")
+    gen.add_argument(
+        "--preset", help="parameter set, e.g. s1 or s2 for postmark (default: default)"
+    )
+    gen.add_argument("--seed", metavar="N", help="random seed (default 42)")
+    gen.add_argument(
+        "--scale", metavar="F", help="multiply the preset's files, requests and sizes by F"
+    )
+    gen.add_argument(
+        "--format",
+        choices=["oracle", "csv"],
+        help="oracle (oracleGeneral: no op field, writes and deletes become reads) or csv "
+        "(time,key,size,op: ops kept); default: csv for a .csv/.txt OUT, else oracle",
+    )
 
     cap = sub.add_parser(
         "capture",
@@ -267,9 +291,60 @@ def cmd_techs(a: argparse.Namespace) -> int:
     return 0
 
 
+def _number(flag: str, text: str | None, kind: type[int] | type[float]) -> int | float | None:
+    if text is None:
+        return None
+    try:
+        return kind(text)
+    except ValueError:
+        what = "an integer" if kind is int else "a number"
+        raise _BadArg(f"{flag} {text!r}: expected {what}") from None
+
+
+class _BadArg(Exception):
+    pass
+
+
+def cmd_generate(a: argparse.Namespace) -> int:
+    from tierlab.api import GENERATORS, trace_generate
+
+    if a.kind not in GENERATORS:
+        return _err(f"unknown generator {a.kind!r}; expected one of {', '.join(GENERATORS)}")
+    try:
+        seed = _number("--seed", a.seed, int)
+        scale = _number("--scale", a.scale, float)
+    except _BadArg as e:
+        return _err(str(e))
+    with _progress(True, f"generating {a.kind}") as cb:
+        s = trace_generate(
+            a.kind,
+            a.output,
+            preset=a.preset,
+            seed=None if seed is None else int(seed),
+            scale=scale,
+            format=a.format,
+            progress=cb,
+        )
+    print(
+        f"wrote {s['requests']:,} requests ({s['reads']:,} reads, {s['writes']:,} writes, "
+        f"{s['deletes']:,} deletes; {s['unique_keys']:,} keys) to {a.output}"
+    )
+    fmt = a.format or ("csv" if a.output.lower().endswith((".csv", ".txt")) else "oracle")
+    if fmt == "oracle" and (s["writes"] or s["deletes"]):
+        print(
+            "note: oracleGeneral has no operation field: the writes and deletes were written "
+            "as reads",
+            file=sys.stderr,
+        )
+        print("hint: --format csv (or an OUT ending in .csv) keeps them", file=sys.stderr)
+    return 0
+
+
 def cmd_trace(a: argparse.Namespace) -> int:
     from tierlab.api import trace_convert, trace_stats
 
+    if a.trace_command == "generate":
+        return cmd_generate(a)
     if a.trace_command == "stats":
         with _progress(not a.json, "reading") as cb:
             s = trace_stats(a.input, a.format, skip_bad=a.skip_bad, progress=cb)

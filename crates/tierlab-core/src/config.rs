@@ -59,6 +59,12 @@ pub enum WorkloadKind {
     Scan,
     Loop,
     Trace,
+    Postmark,
+    Bonnie,
+    Web,
+    Specweb,
+    Proxy,
+    Multiprogram,
 }
 
 /// `[workload]`: a seeded generator or a trace file. Flat rather than a
@@ -79,13 +85,23 @@ pub struct WorkloadConfig {
     pub object_size: Option<Size>,
     pub seed: Option<u64>,
     pub write_ratio: Option<f64>,
+    // Benchmark generators (crate::workloads): a preset, a scale factor,
+    // the page size, and the generator's own table.
+    pub preset: Option<String>,
+    pub scale: Option<f64>,
+    /// Bytes per request: the page of a benchmark generator, of an strace
+    /// or MSR trace, or the page or cache line of a lackey trace; 4096.
+    pub page_size: Option<Size>,
+    pub postmark: Option<crate::workloads::postmark::PostmarkParams>,
+    pub bonnie: Option<crate::workloads::bonnie::BonnieParams>,
+    pub web: Option<crate::workloads::web::WebParams>,
+    pub specweb: Option<crate::workloads::specweb::SpecwebParams>,
+    pub proxy: Option<crate::workloads::proxy::ProxyParams>,
+    pub multiprogram: Option<crate::workloads::multiprogram::MultiprogramParams>,
     // Trace files.
     pub path: Option<PathBuf>,
     pub format: Option<Format>,
     pub csv: Option<CsvOptions>,
-    /// strace and lackey traces: bytes per request (a page, or a cache line
-    /// for lackey); default 4096.
-    pub page_size: Option<Size>,
     /// lackey traces: also count instruction fetches as reads.
     pub instructions: Option<bool>,
     /// Text traces: pass over malformed records, counting them, instead of
@@ -185,6 +201,8 @@ impl Default for RunConfig {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Source {
     Synth(SynthSpec),
+    /// A benchmark generator (PostMark, Bonnie, web, ...).
+    Workload(crate::workloads::Spec),
     Oracle(PathBuf),
     /// CSV; column map; skip malformed lines.
     Csv(PathBuf, CsvOptions, bool),
@@ -382,6 +400,12 @@ impl WorkloadConfig {
             WorkloadKind::Scan => "scan",
             WorkloadKind::Loop => "loop",
             WorkloadKind::Trace => "trace",
+            WorkloadKind::Postmark => "postmark",
+            WorkloadKind::Bonnie => "bonnie",
+            WorkloadKind::Web => "web",
+            WorkloadKind::Specweb => "specweb",
+            WorkloadKind::Proxy => "proxy",
+            WorkloadKind::Multiprogram => "multiprogram",
         };
         let unused = |f: &str, set: bool| {
             if set {
@@ -393,6 +417,69 @@ impl WorkloadConfig {
                 Ok(())
             }
         };
+        let benchmark = !matches!(
+            self.kind,
+            WorkloadKind::Zipf
+                | WorkloadKind::Uniform
+                | WorkloadKind::Scan
+                | WorkloadKind::Loop
+                | WorkloadKind::Trace
+        );
+        for (f, set, used_by) in [
+            ("preset", self.preset.is_some(), benchmark),
+            ("scale", self.scale.is_some(), benchmark),
+            // Trace files check page_size against their format below.
+            (
+                "page_size",
+                self.page_size.is_some(),
+                benchmark || self.kind == WorkloadKind::Trace,
+            ),
+            (
+                "postmark",
+                self.postmark.is_some(),
+                self.kind == WorkloadKind::Postmark,
+            ),
+            (
+                "bonnie",
+                self.bonnie.is_some(),
+                self.kind == WorkloadKind::Bonnie,
+            ),
+            ("web", self.web.is_some(), self.kind == WorkloadKind::Web),
+            (
+                "specweb",
+                self.specweb.is_some(),
+                self.kind == WorkloadKind::Specweb,
+            ),
+            (
+                "proxy",
+                self.proxy.is_some(),
+                self.kind == WorkloadKind::Proxy,
+            ),
+            (
+                "multiprogram",
+                self.multiprogram.is_some(),
+                self.kind == WorkloadKind::Multiprogram,
+            ),
+        ] {
+            unused(f, set && !used_by)?;
+        }
+        if benchmark {
+            for (f, set) in [
+                ("alpha", self.alpha.is_some()),
+                ("objects", self.objects.is_some()),
+                ("requests", self.requests.is_some()),
+                ("object_size", self.object_size.is_some()),
+                ("write_ratio", self.write_ratio.is_some()),
+                ("path", self.path.is_some()),
+                ("format", self.format.is_some()),
+                ("csv", self.csv.is_some()),
+                ("instructions", self.instructions.is_some()),
+                ("skip_bad", self.skip_bad.is_some()),
+            ] {
+                unused(f, set)?;
+            }
+            return self.benchmark().map(Source::Workload);
+        }
         if self.kind == WorkloadKind::Trace {
             for (f, set) in [
                 ("alpha", self.alpha.is_some()),
@@ -474,7 +561,6 @@ impl WorkloadConfig {
         unused("path", self.path.is_some())?;
         unused("format", self.format.is_some())?;
         unused("csv", self.csv.is_some())?;
-        unused("page_size", self.page_size.is_some())?;
         unused("instructions", self.instructions.is_some())?;
         unused("skip_bad", self.skip_bad.is_some())?;
         if self.kind != WorkloadKind::Zipf {
@@ -546,7 +632,7 @@ impl WorkloadConfig {
             WorkloadKind::Uniform => Pattern::Uniform,
             WorkloadKind::Scan => Pattern::Scan,
             WorkloadKind::Loop => Pattern::Loop,
-            WorkloadKind::Trace => unreachable!("handled above"),
+            _ => unreachable!("trace files and benchmark generators are handled above"),
         };
         Ok(Source::Synth(SynthSpec {
             pattern,
@@ -556,6 +642,92 @@ impl WorkloadConfig {
             seed: self.seed.unwrap_or(42),
             write_ratio,
         }))
+    }
+}
+
+impl WorkloadConfig {
+    /// A benchmark generator's spec: its preset, scaled, with its table's
+    /// overrides; errors carry `workload.<type>.<key>`.
+    fn benchmark(&self) -> Result<crate::workloads::Spec, ConfigError> {
+        use crate::workloads::{self as w, Spec};
+        let scale = self.scale.unwrap_or(1.0);
+        if !(positive(scale) && scale <= 1000.0) {
+            return Err(ConfigError::at(
+                "workload.scale",
+                format!(
+                    "{scale} is out of range; allowed > 0 up to 1000 (1 = the preset as published)"
+                ),
+            ));
+        }
+        let page_size = match self.page_size.unwrap_or(Size::Absolute(4096)) {
+            Size::Absolute(n) if (512..=1 << 30).contains(&n) && n.is_power_of_two() => n as u32,
+            Size::Absolute(n) => {
+                return Err(ConfigError::at(
+                    "workload.page_size",
+                    format!("{n} is out of range; a power of two from 512 B to 1 GiB"),
+                ))
+            }
+            Size::Percent(_) => {
+                return Err(ConfigError::at(
+                    "workload.page_size",
+                    "must be a size in bytes, not a share",
+                ))
+            }
+        };
+        let c = w::Common {
+            scale,
+            seed: self.seed.unwrap_or(42),
+            page_size,
+        };
+        let preset = self.preset.as_deref().unwrap_or("default");
+        let table = match self.kind {
+            WorkloadKind::Postmark => "postmark",
+            WorkloadKind::Bonnie => "bonnie",
+            WorkloadKind::Web => "web",
+            WorkloadKind::Specweb => "specweb",
+            WorkloadKind::Proxy => "proxy",
+            _ => "multiprogram",
+        };
+        let r = match self.kind {
+            WorkloadKind::Postmark => w::postmark::PostmarkSpec::resolve(
+                preset,
+                &self.postmark.clone().unwrap_or_default(),
+                c,
+            )
+            .map(Spec::Postmark),
+            WorkloadKind::Bonnie => {
+                w::bonnie::BonnieSpec::resolve(preset, &self.bonnie.clone().unwrap_or_default(), c)
+                    .map(Spec::Bonnie)
+            }
+            WorkloadKind::Web => {
+                w::web::WebSpec::resolve(preset, &self.web.clone().unwrap_or_default(), c)
+                    .map(Spec::Web)
+            }
+            WorkloadKind::Specweb => w::specweb::SpecwebSpec::resolve(
+                preset,
+                &self.specweb.clone().unwrap_or_default(),
+                c,
+            )
+            .map(Spec::Specweb),
+            WorkloadKind::Proxy => {
+                w::proxy::ProxySpec::resolve(preset, &self.proxy.clone().unwrap_or_default(), c)
+                    .map(Spec::Proxy)
+            }
+            _ => w::multiprogram::MultiprogramSpec::resolve(
+                preset,
+                &self.multiprogram.clone().unwrap_or_default(),
+                c,
+            )
+            .map(Spec::Multiprogram),
+        };
+        r.map_err(|(key, msg)| {
+            let path = if key == "preset" {
+                "workload.preset".to_string()
+            } else {
+                format!("workload.{table}.{key}")
+            };
+            ConfigError::at(path, msg)
+        })
     }
 }
 
@@ -638,5 +810,68 @@ policy = { type = "clock", bits = 2 }
         assert!(e.starts_with("tier[0].slowdown: 0 is out of range"), "{e}");
         let e = err(&OK.replace("type = \"zipf\"", "type = \"trace\""));
         assert_eq!(e, "workload.alpha: not used by type = \"trace\"");
+    }
+
+    fn workload_err(w: &str) -> String {
+        err(&format!(
+            "[workload]\n{w}\n[[tier]]\ntech = \"DRAM-DDR3\"\ncapacity = 1\n"
+        ))
+    }
+
+    #[test]
+    fn benchmark_workloads_check_every_key() {
+        let ok = "[workload]\ntype = \"postmark\"\npreset = \"s2\"\nscale = 0.01\n[workload.postmark]\nread_bias = 0.9\n[[tier]]\ntech = \"DRAM-DDR3\"\ncapacity = 1\n";
+        let c = Config::from_toml_str(ok).unwrap();
+        match c.workload().unwrap().source().unwrap() {
+            Source::Workload(crate::workloads::Spec::Postmark(p)) => {
+                assert_eq!((p.files, p.transactions, p.read_bias), (100, 500, 0.9));
+            }
+            other => panic!("{other:?}"),
+        }
+        for (w, want) in [
+            (
+                "type = \"postmark\"\n[workload.postmark]\nfilez = 3",
+                "workload.postmark.filez: unknown field `filez`, expected one of `files`",
+            ),
+            (
+                "type = \"postmark\"\n[workload.postmark]\ncreate_bias = -1",
+                "workload.postmark.create_bias: -1 is out of range; allowed 0.0 to 1.0",
+            ),
+            (
+                "type = \"bonnie\"\npreset = \"s7\"",
+                "workload.preset: unknown preset \"s7\"; expected one of default, s1",
+            ),
+            (
+                "type = \"web\"\nscale = 0",
+                "workload.scale: 0 is out of range",
+            ),
+            (
+                "type = \"proxy\"\npage_size = 3000",
+                "workload.page_size: 3000 is out of range; a power of two",
+            ),
+            (
+                "type = \"specweb\"\n[workload.web]\nalpha = 1.0",
+                "workload.web: not used by type = \"specweb\"",
+            ),
+            (
+                "type = \"zipf\"\nobjects = 5\nrequests = 5\npreset = \"s1\"",
+                "workload.preset: not used by type = \"zipf\"",
+            ),
+            (
+                "type = \"multiprogram\"\nrequests = 5",
+                "workload.requests: not used by type = \"multiprogram\"",
+            ),
+            (
+                "type = \"multiprogram\"\n[[workload.multiprogram.program]]\nrss = \"1MiB\"\nrandom = 1\nwrite_ratio = 2",
+                "workload.multiprogram.program[0].write_ratio: 2 is out of range",
+            ),
+            (
+                "type = \"bonnie\"\n[workload.bonnie]\nchunk = \"2GiB\"\nfile_size = \"1GiB\"",
+                "workload.bonnie.chunk: 2147483648 B is larger than file_size",
+            ),
+        ] {
+            let e = workload_err(w);
+            assert!(e.starts_with(want), "{w}:\n{e}");
+        }
     }
 }

@@ -24,6 +24,7 @@ pub mod tech;
 pub mod tier;
 pub mod trace;
 pub mod units;
+pub mod workloads;
 
 pub use error::Error;
 pub use request::{Op, Request};

@@ -40,6 +40,7 @@ pub fn open(source: &Source) -> Result<Box<dyn TraceSource>, TraceError> {
         Source::Oracle(path) if crate::trace::lines::is_zstd(path) => {
             Box::new(OracleStream::open(path)?)
         }
+        Source::Workload(spec) => spec.open(),
         Source::Oracle(path) => Box::new(OracleReader::open(path)?),
         Source::Csv(path, opts, skip) => Box::new(CsvReader::open(path, opts, *skip)?),
         Source::Strace(path, page, skip) => Box::new(StraceReader::open(path, *page, *skip)?),
@@ -160,6 +161,46 @@ pub fn convert_to_oracle(
     }
     w.finish()?;
     s.skipped = src.skipped();
+    Ok(s.finish(&seen))
+}
+
+/// The header [`write_csv`] writes; a reader that sees it knows the columns
+/// (time, key, size, op) and that the op column is there.
+pub const CSV_HEADER: &str = "time,key,size,op";
+
+/// Writes any source as CSV, `time,key,size,op` with a header line and ops
+/// `read`, `write`, `delete`: unlike oracleGeneral it keeps the operations.
+/// Read back with `csv = { header = true, op = 4 }` (the Python layer sets
+/// that when it sees the header).
+pub fn write_csv(
+    source: &Source,
+    out: &std::path::Path,
+    mut progress: impl FnMut(u64) -> bool,
+) -> Result<TraceStats, TraceError> {
+    use std::io::Write;
+    let f = std::fs::File::create(out).map_err(|e| TraceError::io(out, e))?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    let io = |e| TraceError::io(out, e);
+    writeln!(w, "{CSV_HEADER}").map_err(io)?;
+    let mut src = open(source)?;
+    let mut buf = Vec::with_capacity(BATCH);
+    let mut seen = KeySet::default();
+    let mut s = TraceStats::new();
+    while src.next_batch(&mut buf, BATCH)? > 0 {
+        for r in &buf {
+            let op = match r.op {
+                crate::Op::Read => "read",
+                crate::Op::Write => "write",
+                crate::Op::Delete => "delete",
+            };
+            writeln!(w, "{},{},{},{op}", r.time, r.key, r.size).map_err(io)?;
+            s.add(r, &mut seen);
+        }
+        if !progress(s.requests) {
+            return Err(TraceError::Interrupted);
+        }
+    }
+    w.flush().map_err(io)?;
     Ok(s.finish(&seen))
 }
 

@@ -166,6 +166,25 @@ fn trace_convert(
     Ok(serde_json::to_string(&st).expect("stats serialise"))
 }
 
+/// trace_write_csv(config_json, out_path, progress=None) -> str
+///
+/// Writes the config's workload as CSV `time,key,size,op` with a header
+/// (operations kept); returns its stats as JSON.
+#[pyfunction]
+#[pyo3(signature = (config_json, out_path, progress=None))]
+fn trace_write_csv(
+    py: Python<'_>,
+    config_json: &str,
+    out_path: std::path::PathBuf,
+    progress: Option<Bound<'_, PyAny>>,
+) -> PyResult<String> {
+    let source = workload_source(config_json)?;
+    let mut rep = Reporter::new(progress);
+    let r = py.allow_threads(|| sim::write_csv(&source, &out_path, |n| rep.tick(n)));
+    let st = rep.finish(r)?;
+    Ok(serde_json::to_string(&st).expect("stats serialise"))
+}
+
 /// The workload of a config that may have no tiers (trace tools need none).
 fn workload_source(config_json: &str) -> PyResult<tierlab_core::config::Source> {
     let w =
@@ -236,5 +255,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(mrc, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_write_csv, m)?)?;
+    m.add("CSV_HEADER", sim::CSV_HEADER)?;
     Ok(())
 }

@@ -1,0 +1,422 @@
+//! Multiprogrammed memory: N programs with given resident sizes and
+//! access-pattern mixes, interleaved in round-robin quanta. The `s3` preset
+//! is S3's experiment (Jung & Cho, "Memorage", ICS 2013): eight memory-bound
+//! SPEC CPU2006 programs run together, RSS bwaves 873 MB, mcf 1600, milc 679,
+//! zeusmp 501, cactusADM 623, leslie3d 123, lbm 409, GemsFDTD 828 (5.6 GB).
+//!
+//! Modelled: each access is a page of one program's memory, chosen by one
+//! of four patterns drawn with the program's weights: `sequential` (a
+//! cursor sweeping the pages in order), `strided` (a cursor stepping
+//! `stride` pages, shifted by one page at each wrap so every page is
+//! visited), `random` (uniform) and `hot` (a hot set of `hot_fraction` of
+//! the pages receives `hot_share` of these accesses, the rest go to the
+//! cold pages). An access is a write with probability `write_ratio`.
+//! Programs take turns, `quantum` accesses each.
+//!
+//! Left out: CPU caches (these are the accesses that reach memory), program
+//! phases, memory growth and release, and the real programs' address
+//! streams: S3 gives only the resident sizes; the pattern mixes of the
+//! `s3` preset are our reading of the programs (streaming stencils for
+//! bwaves, lbm, leslie3d, zeusmp, GemsFDTD, cactusADM and milc; pointer
+//! chasing for mcf), not measurements.
+
+use super::{
+    bad, check_at_least, check_share, scaled, unknown_preset, Common, ParamError, Run, Script,
+};
+use crate::request::Op;
+use crate::synth::{Alias, Rng};
+use crate::units::Size;
+use serde::{Deserialize, Serialize};
+
+/// One `[[workload.multiprogram.program]]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProgramParams {
+    pub name: Option<String>,
+    pub rss: Size,
+    #[serde(default)]
+    pub sequential: f64,
+    #[serde(default)]
+    pub strided: f64,
+    #[serde(default)]
+    pub random: f64,
+    #[serde(default)]
+    pub hot: f64,
+    pub stride: Option<u64>,
+    pub hot_fraction: Option<f64>,
+    pub hot_share: Option<f64>,
+    pub write_ratio: Option<f64>,
+}
+
+/// `[workload.multiprogram]`: `program` replaces the preset's programs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MultiprogramParams {
+    pub requests: Option<u64>,
+    pub quantum: Option<u64>,
+    #[serde(rename = "program")]
+    pub programs: Option<Vec<ProgramParams>>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProgramSpec {
+    pub name: String,
+    pub pages: u64,
+    /// sequential, strided, random, hot.
+    pub weights: [f64; 4],
+    pub stride: u64,
+    pub hot_fraction: f64,
+    pub hot_share: f64,
+    pub write_ratio: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct MultiprogramSpec {
+    pub programs: Vec<ProgramSpec>,
+    pub requests: u64,
+    pub quantum: u64,
+    pub seed: u64,
+    pub page_size: u32,
+}
+
+pub const PRESETS: &[&str] = &["default", "s3"];
+
+/// name, RSS in MiB, weights (sequential, strided, random, hot), write ratio.
+type Preset = (&'static str, u64, [f64; 4], f64);
+
+/// S3's eight programs and resident sizes; mixes and write ratios are ours.
+const S3: [Preset; 8] = [
+    ("bwaves", 873, [0.7, 0.2, 0.1, 0.0], 0.3),
+    ("mcf", 1600, [0.1, 0.0, 0.6, 0.3], 0.2),
+    ("milc", 679, [0.3, 0.6, 0.1, 0.0], 0.3),
+    ("zeusmp", 501, [0.6, 0.3, 0.1, 0.0], 0.3),
+    ("cactusADM", 623, [0.3, 0.6, 0.1, 0.0], 0.3),
+    ("leslie3d", 123, [0.7, 0.2, 0.1, 0.0], 0.3),
+    ("lbm", 409, [0.9, 0.0, 0.1, 0.0], 0.45),
+    ("GemsFDTD", 828, [0.4, 0.5, 0.1, 0.0], 0.3),
+];
+
+/// One program per pattern, 32 MiB each.
+const DEFAULT: [Preset; 4] = [
+    ("sequential", 32, [1.0, 0.0, 0.0, 0.0], 0.3),
+    ("strided", 32, [0.0, 1.0, 0.0, 0.0], 0.3),
+    ("random", 32, [0.0, 0.0, 1.0, 0.0], 0.3),
+    ("hot-cold", 32, [0.0, 0.0, 0.0, 1.0], 0.3),
+];
+
+impl MultiprogramSpec {
+    pub fn resolve(
+        preset: &str,
+        p: &MultiprogramParams,
+        c: Common,
+    ) -> Result<MultiprogramSpec, ParamError> {
+        let base: &[Preset] = match preset {
+            "default" => &DEFAULT,
+            "s3" => &S3,
+            other => return Err(unknown_preset(other, PRESETS)),
+        };
+        let ps = c.page_size as u64;
+        let programs: Vec<ProgramSpec> = match &p.programs {
+            None => base
+                .iter()
+                .map(|&(name, mib, weights, write_ratio)| ProgramSpec {
+                    name: name.into(),
+                    pages: scaled((mib << 20) / ps, c.scale, 1),
+                    weights,
+                    stride: 16,
+                    hot_fraction: 0.1,
+                    hot_share: 0.9,
+                    write_ratio,
+                })
+                .collect(),
+            Some(list) => {
+                if list.is_empty() {
+                    return Err(bad("program", "at least one program is required"));
+                }
+                list.iter()
+                    .enumerate()
+                    .map(|(i, q)| program(i, q, ps))
+                    .collect::<Result<_, _>>()?
+            }
+        };
+        let total: u64 = programs.iter().map(|q| q.pages).sum();
+        // Four accesses per page: enough for the sweeps to cover the
+        // footprint several times over.
+        let requests = p.requests.unwrap_or(4 * total);
+        Ok(MultiprogramSpec {
+            programs,
+            requests: check_at_least("requests", requests, 1)?,
+            // A time slice worth of memory accesses that miss the CPU
+            // caches; ours.
+            quantum: check_at_least("quantum", p.quantum.unwrap_or(1000), 1)?,
+            seed: c.seed,
+            page_size: c.page_size,
+        })
+    }
+}
+
+fn program(i: usize, q: &ProgramParams, ps: u64) -> Result<ProgramSpec, ParamError> {
+    let k = |f: &str| format!("program[{i}].{f}");
+    let pages = match q.rss {
+        Size::Absolute(n) if n >= 1 => super::pages_of(n, ps as u32),
+        Size::Absolute(_) => return Err(bad(&k("rss"), "must be greater than zero")),
+        Size::Percent(_) => return Err(bad(&k("rss"), "must be a size in bytes, not a share")),
+    };
+    if pages > u32::MAX as u64 {
+        return Err(bad(&k("rss"), "out of range: at most 2^32 pages"));
+    }
+    let weights = [q.sequential, q.strided, q.random, q.hot];
+    for (w, f) in weights
+        .iter()
+        .zip(["sequential", "strided", "random", "hot"])
+    {
+        if !w.is_finite() || *w < 0.0 {
+            return Err(bad(
+                &k(f),
+                format!("{w} is out of range; a weight must be >= 0"),
+            ));
+        }
+    }
+    if weights.iter().sum::<f64>() <= 0.0 {
+        return Err(bad(
+            &k("sequential"),
+            "no pattern: give at least one of sequential, strided, random, hot a weight > 0",
+        ));
+    }
+    Ok(ProgramSpec {
+        name: q.name.clone().unwrap_or_else(|| format!("p{i}")),
+        pages,
+        weights,
+        stride: check_at_least(&k("stride"), q.stride.unwrap_or(16), 1)?,
+        hot_fraction: check_share(&k("hot_fraction"), q.hot_fraction.unwrap_or(0.1))?,
+        hot_share: check_share(&k("hot_share"), q.hot_share.unwrap_or(0.9))?,
+        write_ratio: check_share(&k("write_ratio"), q.write_ratio.unwrap_or(0.3))?,
+    })
+}
+
+struct Program {
+    spec: ProgramSpec,
+    patterns: Alias,
+    seq: u64,
+    strided: u64,
+    lane: u64,
+    hot_pages: u64,
+}
+
+pub struct Multiprogram {
+    spec: MultiprogramSpec,
+    rng: Rng,
+    programs: Vec<Program>,
+    turn: usize,
+    left_in_turn: u64,
+    done: u64,
+}
+
+impl Multiprogram {
+    pub fn new(spec: &MultiprogramSpec) -> Self {
+        let programs = spec
+            .programs
+            .iter()
+            .map(|p| Program {
+                patterns: Alias::new(&p.weights),
+                seq: 0,
+                strided: 0,
+                lane: 0,
+                hot_pages: ((p.pages as f64 * p.hot_fraction).round() as u64).clamp(1, p.pages),
+                spec: p.clone(),
+            })
+            .collect();
+        Multiprogram {
+            rng: Rng::new(spec.seed),
+            programs,
+            turn: 0,
+            left_in_turn: spec.quantum,
+            done: 0,
+            spec: spec.clone(),
+        }
+    }
+}
+
+impl Script for Multiprogram {
+    fn next_run(&mut self) -> Option<Run> {
+        if self.done == self.spec.requests {
+            return None;
+        }
+        self.done += 1;
+        if self.left_in_turn == 0 {
+            self.turn = (self.turn + 1) % self.programs.len();
+            self.left_in_turn = self.spec.quantum;
+        }
+        self.left_in_turn -= 1;
+        let rng = &mut self.rng;
+        let p = &mut self.programs[self.turn];
+        let n = p.spec.pages;
+        let page = match p.patterns.sample(rng) {
+            0 => {
+                let v = p.seq;
+                p.seq = (p.seq + 1) % n;
+                v
+            }
+            1 => {
+                let v = p.strided;
+                p.strided += p.spec.stride;
+                if p.strided >= n {
+                    p.lane = (p.lane + 1) % p.spec.stride.min(n);
+                    p.strided = p.lane;
+                }
+                v
+            }
+            2 => rng.below(n),
+            _ => {
+                let cold = n - p.hot_pages;
+                if cold == 0 || rng.next_f64() < p.spec.hot_share {
+                    rng.below(p.hot_pages)
+                } else {
+                    p.hot_pages + rng.below(cold)
+                }
+            }
+        };
+        let op = if rng.next_f64() < p.spec.write_ratio {
+            Op::Write
+        } else {
+            Op::Read
+        };
+        Some(Run::new(self.turn as u64 + 1, page, 1, op))
+    }
+
+    fn describe(&self) -> String {
+        let s = &self.spec;
+        let names: Vec<&str> = s.programs.iter().map(|p| p.name.as_str()).collect();
+        format!(
+            "multiprogram: {} programs ({}), {} pages, {} requests in quanta of {}, seed {}",
+            s.programs.len(),
+            names.join(", "),
+            s.programs.iter().map(|p| p.pages).sum::<u64>(),
+            s.requests,
+            s.quantum,
+            s.seed
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::super::{key_file, Paged};
+    use super::*;
+    use std::collections::HashSet;
+
+    fn spec(preset: &str, scale: f64, seed: u64) -> MultiprogramSpec {
+        let c = Common {
+            scale,
+            seed,
+            page_size: 4096,
+        };
+        MultiprogramSpec::resolve(preset, &MultiprogramParams::default(), c).unwrap()
+    }
+
+    #[test]
+    fn s3_preset_has_the_papers_footprints() {
+        let s = spec("s3", 1.0, 1);
+        let mib: Vec<u64> = s.programs.iter().map(|p| (p.pages * 4096) >> 20).collect();
+        assert_eq!(mib, [873, 1600, 679, 501, 623, 123, 409, 828]);
+        assert_eq!(mib.iter().sum::<u64>(), 5636); // S3: "total 5.6 GB"
+    }
+
+    #[test]
+    fn footprint_mix_and_quanta() {
+        let mut s = spec("s3", 0.01, 3);
+        let total: u64 = s.programs.iter().map(|p| p.pages).sum();
+        assert_eq!(s.requests, 4 * total);
+        // mcf sweeps in a tenth of its accesses: 25 accesses a page lets
+        // its sweep cover its pages.
+        s.requests = 25 * total;
+        let reqs = all(Paged::new(Multiprogram::new(&s), 4096));
+        assert_eq!(reqs.len() as u64, s.requests);
+        let keys: HashSet<u64> = reqs.iter().map(|r| r.key).collect();
+        // Sweeps touch every page of every program.
+        assert_eq!(keys.len() as u64, total);
+        for (i, p) in s.programs.iter().enumerate() {
+            let id = i as u64 + 1;
+            assert!(keys
+                .iter()
+                .filter(|&&k| key_file(k) == id)
+                .all(|&k| (k & 0xFFFF_FFFF) < p.pages));
+        }
+        // Equal turns: the write share is the programs' mean write ratio.
+        let want = s.programs.iter().map(|p| p.write_ratio).sum::<f64>() / 8.0;
+        let got = reqs.iter().filter(|r| r.op == Op::Write).count() as f64 / reqs.len() as f64;
+        assert!((got - want).abs() < 0.02, "{got} vs {want}");
+        // Quanta of 1000 accesses, in program order.
+        assert!(reqs[..1000].iter().all(|r| key_file(r.key) == 1));
+        assert!(reqs[1000..2000].iter().all(|r| key_file(r.key) == 2));
+    }
+
+    #[test]
+    fn hot_cold_and_strided_patterns() {
+        let s = spec("default", 0.25, 4); // 2048 pages per program
+        let reqs = all(Paged::new(Multiprogram::new(&s), 4096));
+        let pages = s.programs[3].pages;
+        let hot = (pages as f64 * 0.1).round() as u64;
+        let hc: Vec<u64> = reqs
+            .iter()
+            .filter(|r| key_file(r.key) == 4)
+            .map(|r| r.key & 0xFFFF_FFFF)
+            .collect();
+        let share = hc.iter().filter(|&&p| p < hot).count() as f64 / hc.len() as f64;
+        assert!((share - 0.9).abs() < 0.02, "hot share {share}");
+        let st: Vec<u64> = reqs
+            .iter()
+            .filter(|r| key_file(r.key) == 2)
+            .map(|r| r.key & 0xFFFF_FFFF)
+            .collect();
+        assert_eq!(&st[..4], &[0, 16, 32, 48]);
+        let sq: Vec<u64> = reqs
+            .iter()
+            .filter(|r| key_file(r.key) == 1)
+            .map(|r| r.key & 0xFFFF_FFFF)
+            .collect();
+        assert!(sq.windows(2).all(|w| w[1] == (w[0] + 1) % pages));
+    }
+
+    #[test]
+    fn same_seed_same_trace() {
+        let a = all(Paged::new(Multiprogram::new(&spec("s3", 0.002, 1)), 4096));
+        assert_eq!(
+            a,
+            all(Paged::new(Multiprogram::new(&spec("s3", 0.002, 1)), 4096))
+        );
+        assert_ne!(
+            a,
+            all(Paged::new(Multiprogram::new(&spec("s3", 0.002, 2)), 4096))
+        );
+    }
+
+    #[test]
+    fn bad_program_names_its_key() {
+        let c = Common {
+            scale: 1.0,
+            seed: 1,
+            page_size: 4096,
+        };
+        let p = MultiprogramParams {
+            programs: Some(vec![ProgramParams {
+                name: None,
+                rss: Size::Absolute(1 << 20),
+                sequential: 0.0,
+                strided: 0.0,
+                random: 0.0,
+                hot: 0.0,
+                stride: None,
+                hot_fraction: Some(2.0),
+                hot_share: None,
+                write_ratio: None,
+            }]),
+            ..Default::default()
+        };
+        assert_eq!(
+            MultiprogramSpec::resolve("s3", &p, c).unwrap_err().0,
+            "program[0].sequential"
+        );
+    }
+}
