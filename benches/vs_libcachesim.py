@@ -43,19 +43,25 @@ import numpy as np
 RECORD = np.dtype([("time", "<u4"), ("obj_id", "<u8"), ("obj_size", "<u4"), ("next_access", "<i8")])
 assert RECORD.itemsize == 24
 
-# Policies whose results must agree exactly with libCacheSim.
-EXACT_POLICIES = {"lru", "fifo", "clock"}
+# Policies whose results must agree exactly with libCacheSim (see
+# docs/policies.md and tests/test_vs_libcachesim.py for the others' variants).
+EXACT_POLICIES = {"lru", "fifo", "clock", "arc", "2q", "sieve", "lfu", "lru-k", "belady", "s3-fifo"}
 
 # tierlab policy name -> libCacheSim constructor (cache size in objects).
 LCS_POLICIES = {
     "lru": lambda n: lcs.LRU(n, default_ttl=0),
     "fifo": lambda n: lcs.FIFO(n, default_ttl=0),
     "clock": lambda n: lcs.Clock(n, default_ttl=0, init_freq=0, n_bit_counter=1),
-    # Reported but not required to agree (parameters may differ):
     "sieve": lambda n: lcs.Sieve(n, default_ttl=0),
-    "s3fifo": lambda n: lcs.S3FIFO(n, default_ttl=0),
+    "s3-fifo": lambda n: lcs.S3FIFO(n, default_ttl=0),
     "arc": lambda n: lcs.ARC(n, default_ttl=0),
+    "2q": lambda n: lcs.TwoQ(n, default_ttl=0),
     "lfu": lambda n: lcs.LFU(n, default_ttl=0),
+    "lru-k": lambda n: lcs.LRUK(n, default_ttl=0),
+    "belady": lambda n: lcs.Belady(n, default_ttl=0),
+    # Reported, not required to agree (documented variants):
+    "lirs": lambda n: lcs.LIRS(n, default_ttl=0),
+    "w-tinylfu": lambda n: lcs.WTinyLFU(n, default_ttl=0),
 }
 
 GEN_WORKLOAD = """\

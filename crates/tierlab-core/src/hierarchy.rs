@@ -251,6 +251,7 @@ impl Hierarchy {
             let t = &mut self.tiers[0];
             if t.size_of(slot) != req.size {
                 t.remove(slot);
+                t.c.replaced += 1;
                 // The key was admitted when it entered: not asked again.
                 lat += self.place_admitted(0, req, wb);
             } else {
@@ -346,7 +347,8 @@ impl Hierarchy {
             let t = &mut self.tiers[j];
             let wb = t.write_back;
             lat += t.cost.write(size);
-            if let Some(s) = t.lookup(key) {
+            let held = t.lookup(key);
+            if let Some(s) = held.filter(|&s| t.size_of(s) == size) {
                 t.c.writes += 1;
                 t.c.bytes_in += size as u64;
                 if wb {
@@ -354,6 +356,12 @@ impl Hierarchy {
                     return lat;
                 }
             } else {
+                // Absent, or held at another size: the written object
+                // replaces the stale copy, so the bytes below add up.
+                if let Some(s) = held {
+                    t.remove(s);
+                    t.c.replaced += 1;
+                }
                 let r = Request {
                     key,
                     size,

@@ -39,6 +39,8 @@ pub struct TierCounters {
     pub admitted: u64,
     /// Placements the admission policy refused (the object was not placed).
     pub rejected_admission: u64,
+    /// Entries dropped because a write of another size replaced them.
+    pub replaced: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]

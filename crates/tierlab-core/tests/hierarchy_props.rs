@@ -323,10 +323,7 @@ fn run_setup(
                 j
             );
             // Entries in = entries held + entries gone, each way out counted once.
-            let gone = t.c.evictions
-                + t.c.promotions
-                + t.c.invalidations
-                + if j == 0 { resized } else { 0 };
+            let gone = t.c.evictions + t.c.promotions + t.c.invalidations + t.c.replaced;
             prop_assert_eq!(
                 t.c.fills,
                 t.len() as u64 + gone,
