@@ -26,6 +26,8 @@ pub fn trace() -> PathBuf {
 }
 
 /// A config over the bench trace with the given tier tables.
+// Each bench compiles this module on its own; the readers bench needs no config.
+#[allow(dead_code)]
 pub fn config(tiers: &str) -> Config {
     let t = trace();
     Config::from_toml_str(&format!(

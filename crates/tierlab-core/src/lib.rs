@@ -18,6 +18,7 @@ pub mod mrc;
 pub mod policy;
 pub mod request;
 pub mod sim;
+pub mod spec;
 pub mod stats;
 pub mod synth;
 pub mod tech;

@@ -22,7 +22,7 @@ mod size;
 mod write_budget;
 
 use crate::request::Request;
-use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, Visitor};
+use serde::de::{DeserializeOwned, Deserializer};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -89,7 +89,7 @@ macro_rules! registry {
             pub fn from_parts(name: &str, params: serde_json::Map<String, serde_json::Value>) -> Result<Self, String> {
                 match name {
                     $($name => {
-                        let p = params_from(params)?;
+                        let p = crate::spec::params_from(params)?;
                         <$ty>::check(&p)?;
                         Ok(AdmissionSpec::$variant(p))
                     })*
@@ -127,61 +127,20 @@ impl AnyAdmission {
     }
 }
 
-/// The same conversion as policy/mod.rs' (kept apart: each registry owns
-/// its error wording).
-fn params_from<P: DeserializeOwned>(
-    params: serde_json::Map<String, serde_json::Value>,
-) -> Result<P, String> {
-    let v = serde_json::Value::Object(params);
-    serde_path_to_error::deserialize(v).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.inner().to_string();
-        if path == "." || inner.starts_with("unknown field") || inner.starts_with("missing field") {
-            e.into_inner().to_string()
-        } else {
-            format!("{path}: {}", e.into_inner())
-        }
-    })
+impl crate::spec::Named for AdmissionSpec {
+    const WHAT: &'static str = "admission policy";
+    fn names() -> &'static [&'static str] {
+        NAMES
+    }
+    fn from_parts(name: &str, params: crate::spec::Params) -> Result<Self, String> {
+        AdmissionSpec::from_parts(name, params)
+    }
 }
 
 /// `admission = "second-hit"` or `admission = { type = "second-hit", window = 1000 }`.
 impl<'de> Deserialize<'de> for AdmissionSpec {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = AdmissionSpec;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                write!(
-                    f,
-                    "an admission policy name ({}) or a table with `type` and its parameters",
-                    NAMES.join(", ")
-                )
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<AdmissionSpec, E> {
-                AdmissionSpec::named(v).map_err(E::custom)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<AdmissionSpec, A::Error> {
-                let mut m: serde_json::Map<String, serde_json::Value> =
-                    Deserialize::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                let name = match m.remove("type") {
-                    Some(serde_json::Value::String(s)) => s,
-                    Some(other) => {
-                        return Err(de::Error::custom(format!(
-                            "type: {other} is not an admission policy name; expected one of {}",
-                            NAMES.join(", ")
-                        )))
-                    }
-                    None => {
-                        return Err(de::Error::custom(format!(
-                            "missing `type`; expected one of {}",
-                            NAMES.join(", ")
-                        )))
-                    }
-                };
-                AdmissionSpec::from_parts(&name, m).map_err(de::Error::custom)
-            }
-        }
-        d.deserialize_any(V)
+        crate::spec::deserialize(d)
     }
 }
 

@@ -31,7 +31,7 @@ pub mod wtinylfu;
 pub use list::SlotList;
 
 use crate::request::Request;
-use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, Visitor};
+use serde::de::{DeserializeOwned, Deserializer};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -122,7 +122,7 @@ macro_rules! registry {
             fn from_parts(name: &str, params: serde_json::Map<String, serde_json::Value>) -> Result<Self, String> {
                 match name {
                     $($name => {
-                        let p = params_from(params)?;
+                        let p = crate::spec::params_from(params)?;
                         <$ty>::check(&p)?;
                         Ok(PolicySpec::$variant(p))
                     })*
@@ -179,59 +179,20 @@ registry! {
     Belady => "belady", belady::Belady;
 }
 
-fn params_from<P: DeserializeOwned>(
-    params: serde_json::Map<String, serde_json::Value>,
-) -> Result<P, String> {
-    let v = serde_json::Value::Object(params);
-    serde_path_to_error::deserialize(v).map_err(|e| {
-        let path = e.path().to_string();
-        // An unknown field's message already names it.
-        if path == "." || e.inner().to_string().starts_with("unknown field") {
-            e.into_inner().to_string()
-        } else {
-            format!("{path}: {}", e.into_inner())
-        }
-    })
+impl crate::spec::Named for PolicySpec {
+    const WHAT: &'static str = "policy";
+    fn names() -> &'static [&'static str] {
+        NAMES
+    }
+    fn from_parts(name: &str, params: crate::spec::Params) -> Result<Self, String> {
+        PolicySpec::from_parts(name, params)
+    }
 }
 
 /// `policy = "lru"` or `policy = { type = "clock", bits = 2 }`.
 impl<'de> Deserialize<'de> for PolicySpec {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = PolicySpec;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                write!(
-                    f,
-                    "a policy name ({}) or a table with `type` and its parameters",
-                    NAMES.join(", ")
-                )
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<PolicySpec, E> {
-                PolicySpec::named(v).map_err(E::custom)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PolicySpec, A::Error> {
-                let mut m: serde_json::Map<String, serde_json::Value> =
-                    Deserialize::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                let name = match m.remove("type") {
-                    Some(serde_json::Value::String(s)) => s,
-                    Some(other) => {
-                        return Err(de::Error::custom(format!(
-                            "type: {other} is not a policy name; expected one of {}",
-                            NAMES.join(", ")
-                        )))
-                    }
-                    None => {
-                        return Err(de::Error::custom(format!(
-                            "missing `type`; expected one of {}",
-                            NAMES.join(", ")
-                        )))
-                    }
-                };
-                PolicySpec::from_parts(&name, m).map_err(de::Error::custom)
-            }
-        }
-        d.deserialize_any(V)
+        crate::spec::deserialize(d)
     }
 }
 

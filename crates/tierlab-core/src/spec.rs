@@ -1,0 +1,86 @@
+//! Config values written as a name or as a table with `type` and the
+//! parameters (`policy = "lru"`, `admission = { type = "second-hit",
+//! window = 1000 }`): one deserialiser shared by every registry, so their
+//! error messages agree.
+
+use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use std::fmt;
+use std::marker::PhantomData;
+
+/// A parameter table without its `type`.
+pub type Params = serde_json::Map<String, serde_json::Value>;
+
+/// A registry's spec: made from a name and its parameters.
+pub trait Named: Sized {
+    /// What the value names, for messages ("policy", "admission policy").
+    const WHAT: &'static str;
+    /// The names the registry knows.
+    fn names() -> &'static [&'static str];
+    /// The spec for `name`, its parameters checked.
+    fn from_parts(name: &str, params: Params) -> Result<Self, String>;
+}
+
+/// Parameters into their serde struct; the message names the parameter.
+pub fn params_from<P: DeserializeOwned>(params: Params) -> Result<P, String> {
+    serde_path_to_error::deserialize(serde_json::Value::Object(params)).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.inner().to_string();
+        // Unknown and missing fields' messages already name them.
+        if path == "." || inner.starts_with("unknown field") || inner.starts_with("missing field") {
+            inner
+        } else {
+            format!("{path}: {inner}")
+        }
+    })
+}
+
+/// Deserialises a name or a table into `T`.
+pub fn deserialize<'de, D: Deserializer<'de>, T: Named>(d: D) -> Result<T, D::Error> {
+    struct V<T>(PhantomData<T>);
+    impl<'de, T: Named> Visitor<'de> for V<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            write!(
+                f,
+                "a{} {} name ({}) or a table with `type` and its parameters",
+                article(T::WHAT),
+                T::WHAT,
+                T::names().join(", ")
+            )
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+            T::from_parts(v, Params::new()).map_err(E::custom)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            let mut m: Params =
+                Deserialize::deserialize(de::value::MapAccessDeserializer::new(map))?;
+            let names = T::names().join(", ");
+            let name = match m.remove("type") {
+                Some(serde_json::Value::String(s)) => s,
+                Some(other) => {
+                    return Err(de::Error::custom(format!(
+                        "type: {other} is not a{} {} name; expected one of {names}",
+                        article(T::WHAT),
+                        T::WHAT
+                    )))
+                }
+                None => {
+                    return Err(de::Error::custom(format!(
+                        "missing `type`; expected one of {names}"
+                    )))
+                }
+            };
+            T::from_parts(&name, m).map_err(de::Error::custom)
+        }
+    }
+    d.deserialize_any(V(PhantomData))
+}
+
+fn article(what: &str) -> &'static str {
+    if what.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "n"
+    } else {
+        ""
+    }
+}
