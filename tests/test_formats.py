@@ -133,3 +133,18 @@ def test_convert_any_format_to_oracle(tmp_path: Path, fmt: str) -> None:
     assert back["requests"] == src["requests"]
     assert back["unique_keys"] == src["unique_keys"]
     assert back["bytes_requested"] == src["bytes_requested"]
+
+
+def test_convert_to_csv_keeps_operations(tmp_path: Path) -> None:
+    p = tmp_path / "t.twitter"
+    p.write_text(GOOD["twitter"])
+    out = tmp_path / "t.csv"
+    r = cli("trace", "convert", p, out, "--format", "twitter")
+    assert r.returncode == 0, r.stderr
+    assert "no operation field" not in r.stderr
+    back = stats(out, "csv")
+    assert (back["reads"], back["writes"], back["deletes"]) == (1, 1, 1)
+    # --to overrides the name.
+    r = cli("trace", "convert", p, tmp_path / "t.out", "--format", "twitter", "--to", "csv")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "t.out").read_text().splitlines()[0] == (out.read_text().splitlines()[0])

@@ -138,18 +138,36 @@ def trace_stats(
     return dict(json.loads(_core.trace_stats(wl, progress)))
 
 
+def output_format(out: str | os.PathLike[str], given: str | None = None) -> str:
+    """The format a trace is written in: ``given``, else ``"csv"`` for a
+    name ending in ``.csv`` or ``.txt``, else ``"oracle"``."""
+    if given is None:
+        return "csv" if str(out).lower().endswith((".csv", ".txt")) else "oracle"
+    if given not in ("oracle", "csv"):
+        raise ConfigError(f"output format {given!r}; expected oracle or csv")
+    return given
+
+
 def trace_convert(
     source: ConfigLike,
     out: str | os.PathLike[str],
     format: str | None = None,
     *,
+    to: str | None = None,
     skip_bad: bool | None = None,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Writes a trace file or a config's workload as oracleGeneral (with
-    next-access times); returns the trace's stats."""
+    next-access times; no operation field) or as CSV (``time,key,size,op``
+    with a header, operations kept); returns the trace's stats.
+
+    ``format`` is the input's format; ``to`` the output's (``"oracle"`` or
+    ``"csv"``; default ``"csv"`` when ``out`` ends in ``.csv`` or ``.txt``).
+    """
+    to = output_format(out, to)
     wl = _workload(source, format, skip_bad=skip_bad)
-    return dict(json.loads(_core.trace_convert(wl, out, progress)))
+    write = _core.trace_write_csv if to == "csv" else _core.trace_convert
+    return dict(json.loads(write(wl, out, progress)))
 
 
 GENERATORS = ("postmark", "bonnie", "web", "specweb", "proxy", "multiprogram")
@@ -199,10 +217,7 @@ def trace_generate(
     for k, v in (("preset", preset), ("seed", seed), ("scale", scale)):
         if v is not None:
             w[k] = v
-    if format is None:
-        format = "csv" if str(out).lower().endswith((".csv", ".txt")) else "oracle"
-    if format not in ("oracle", "csv"):
-        raise ConfigError(f"format: {format!r}; expected oracle or csv")
+    format = output_format(out, format)
     cfg = to_json({"workload": w})
     write = _core.trace_write_csv if format == "csv" else _core.trace_convert
     return dict(json.loads(write(cfg, out, progress)))

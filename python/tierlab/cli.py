@@ -90,11 +90,17 @@ def build_parser() -> argparse.ArgumentParser:
     conv = tsub.add_parser(
         "convert",
         help="write a trace or a workload as oracleGeneral",
-        description="Write a trace file, or a config's [workload] (a .toml file), as "
-        "libCacheSim's oracleGeneral binary format with next-access times.",
+        description="Write a trace file (any readable format), or a config's [workload] "
+        "(a .toml file), as libCacheSim's oracleGeneral binary format with next-access "
+        "times, or as CSV (time,key,size,op with a header; operations kept).",
     )
     conv.add_argument("input", help="trace file, or a config whose [workload] to write")
     conv.add_argument("output", help="oracleGeneral file to write")
+    conv.add_argument(
+        "--to",
+        choices=["oracle", "csv"],
+        help="output format (default: csv for an OUTPUT ending in .csv or .txt, else oracle)",
+    )
     _add_trace_opts(conv)
     gen = tsub.add_parser(
         "generate",
@@ -306,7 +312,7 @@ class _BadArg(Exception):
 
 
 def cmd_generate(a: argparse.Namespace) -> int:
-    from tierlab.api import GENERATORS, trace_generate
+    from tierlab.api import GENERATORS, output_format, trace_generate
 
     if a.kind not in GENERATORS:
         return _err(f"unknown generator {a.kind!r}; expected one of {', '.join(GENERATORS)}")
@@ -329,8 +335,7 @@ def cmd_generate(a: argparse.Namespace) -> int:
         f"wrote {s['requests']:,} requests ({s['reads']:,} reads, {s['writes']:,} writes, "
         f"{s['deletes']:,} deletes; {s['unique_keys']:,} keys) to {a.output}"
     )
-    fmt = a.format or ("csv" if a.output.lower().endswith((".csv", ".txt")) else "oracle")
-    if fmt == "oracle" and (s["writes"] or s["deletes"]):
+    if output_format(a.output, a.format) == "oracle" and (s["writes"] or s["deletes"]):
         print(
             "note: oracleGeneral has no operation field: the writes and deletes were written "
             "as reads",
@@ -341,7 +346,7 @@ def cmd_generate(a: argparse.Namespace) -> int:
 
 
 def cmd_trace(a: argparse.Namespace) -> int:
-    from tierlab.api import trace_convert, trace_stats
+    from tierlab.api import output_format, trace_convert, trace_stats
 
     if a.trace_command == "generate":
         return cmd_generate(a)
@@ -357,10 +362,10 @@ def cmd_trace(a: argparse.Namespace) -> int:
             print_stats(a.input, s)
         return 0
     with _progress(True, "converting (2 passes)") as cb:
-        s = trace_convert(a.input, a.output, a.format, skip_bad=a.skip_bad, progress=cb)
+        s = trace_convert(a.input, a.output, a.format, to=a.to, skip_bad=a.skip_bad, progress=cb)
     _note_skipped(s["skipped"])
     print(f"wrote {s['requests']:,} requests ({s['unique_keys']:,} keys) to {a.output}")
-    if s["writes"] or s["deletes"]:
+    if output_format(a.output, a.to) == "oracle" and (s["writes"] or s["deletes"]):
         print(
             f"note: oracleGeneral has no operation field: {s['writes']:,} writes and "
             f"{s['deletes']:,} deletes were written as reads",
