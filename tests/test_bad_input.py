@@ -37,7 +37,7 @@ def assert_bad(r: Ran, *needles: str) -> str:
     assert r.code == 2, f"exit {r.code}\nstdout:\n{r.out}\nstderr:\n{r.err}"
     assert r.out == "", f"stdout should be empty, got:\n{r.out}"
     lines = r.err_lines
-    assert 1 <= len(lines) <= 2, f"expected one error line (+ one hint), got:\n{r.err}"
+    assert len(lines) in (1, 2), f"expected one error line (+ one hint), got:\n{r.err}"
     assert lines[0].startswith("error: "), r.err
     if len(lines) == 2:
         assert lines[1].startswith("hint: "), r.err

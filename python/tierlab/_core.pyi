@@ -24,6 +24,7 @@ def trace_stats(
 def trace_convert(
     config_json: str,
     out_path: str | PathLike[str],
+    csv: bool = False,
     progress: Callable[[int, int | None], object] | None = None,
 ) -> str: ...
 def mrc(
@@ -34,8 +35,3 @@ def mrc(
     simulate: bool = False,
     progress: Callable[[int, int | None], object] | None = None,
 ) -> tuple[list[int], list[float]]: ...
-def trace_write_csv(
-    config_json: str,
-    out_path: str | PathLike[str],
-    progress: Callable[[int, int | None], object] | None = None,
-) -> str: ...

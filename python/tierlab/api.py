@@ -166,8 +166,7 @@ def trace_convert(
     """
     to = output_format(out, to)
     wl = _workload(source, format, skip_bad=skip_bad)
-    write = _core.trace_write_csv if to == "csv" else _core.trace_convert
-    return dict(json.loads(write(wl, out, progress)))
+    return dict(json.loads(_core.trace_convert(wl, out, to == "csv", progress)))
 
 
 GENERATORS = ("postmark", "bonnie", "web", "specweb", "proxy", "multiprogram")
@@ -219,8 +218,7 @@ def trace_generate(
             w[k] = v
     format = output_format(out, format)
     cfg = to_json({"workload": w})
-    write = _core.trace_write_csv if format == "csv" else _core.trace_convert
-    return dict(json.loads(write(cfg, out, progress)))
+    return dict(json.loads(_core.trace_convert(cfg, out, format == "csv", progress)))
 
 
 def techs() -> list[dict[str, Any]]:

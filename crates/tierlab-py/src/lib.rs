@@ -148,39 +148,30 @@ fn trace_stats(
     Ok(serde_json::to_string(&st).expect("stats serialise"))
 }
 
-/// trace_convert(config_json, out_path, progress=None) -> str
+/// trace_convert(config_json, out_path, csv=False, progress=None) -> str
 ///
-/// Writes the config's workload as an oracleGeneral file; returns its stats as JSON.
+/// Writes the config's workload as an oracleGeneral file, or with `csv` as
+/// CSV `time,key,size,op` with a header (operations kept); returns its stats
+/// as JSON.
 #[pyfunction]
-#[pyo3(signature = (config_json, out_path, progress=None))]
+#[pyo3(signature = (config_json, out_path, csv=false, progress=None))]
 fn trace_convert(
     py: Python<'_>,
     config_json: &str,
     out_path: std::path::PathBuf,
+    csv: bool,
     progress: Option<Bound<'_, PyAny>>,
 ) -> PyResult<String> {
     let source = workload_source(config_json)?;
     let mut rep = Reporter::new(progress);
-    let r = py.allow_threads(|| sim::convert_to_oracle(&source, &out_path, |n| rep.tick(n)));
-    let st = rep.finish(r)?;
-    Ok(serde_json::to_string(&st).expect("stats serialise"))
-}
-
-/// trace_write_csv(config_json, out_path, progress=None) -> str
-///
-/// Writes the config's workload as CSV `time,key,size,op` with a header
-/// (operations kept); returns its stats as JSON.
-#[pyfunction]
-#[pyo3(signature = (config_json, out_path, progress=None))]
-fn trace_write_csv(
-    py: Python<'_>,
-    config_json: &str,
-    out_path: std::path::PathBuf,
-    progress: Option<Bound<'_, PyAny>>,
-) -> PyResult<String> {
-    let source = workload_source(config_json)?;
-    let mut rep = Reporter::new(progress);
-    let r = py.allow_threads(|| sim::write_csv(&source, &out_path, |n| rep.tick(n)));
+    let r = py.allow_threads(|| {
+        let tick = |n| rep.tick(n);
+        if csv {
+            sim::write_csv(&source, &out_path, tick)
+        } else {
+            sim::convert_to_oracle(&source, &out_path, tick)
+        }
+    });
     let st = rep.finish(r)?;
     Ok(serde_json::to_string(&st).expect("stats serialise"))
 }
@@ -255,7 +246,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(mrc, m)?)?;
-    m.add_function(wrap_pyfunction!(trace_write_csv, m)?)?;
     m.add("CSV_HEADER", sim::CSV_HEADER)?;
     Ok(())
 }
