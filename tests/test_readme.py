@@ -90,13 +90,13 @@ def readme_commands() -> list[str]:
 COMMANDS = readme_commands()
 
 
-def python_blocks() -> list[str]:
-    """The bodies of the README's ```python blocks."""
+def fenced_blocks(lang: str) -> list[str]:
+    """The bodies of the README's ```LANG blocks."""
     if not README.exists():
         return []
     out, body, inside = [], [], False
     for line in README.read_text(encoding="utf-8").splitlines():
-        if not inside and line.strip() == "```python":
+        if not inside and line.strip() == f"```{lang}":
             inside, body = True, []
         elif inside and line.strip() == "```":
             out.append("\n".join(body))
@@ -104,6 +104,10 @@ def python_blocks() -> list[str]:
         elif inside:
             body.append(line)
     return out
+
+
+def python_blocks() -> list[str]:
+    return fenced_blocks("python")
 
 
 @pytest.mark.parametrize("code", python_blocks())
@@ -209,3 +213,22 @@ tierlab techs
         "tierlab run examples/quickstart.toml      --json | head -1",
         "tierlab techs",
     ]
+
+
+def toml_blocks() -> list[str]:
+    """The configs the README shows."""
+    return fenced_blocks("toml")
+
+
+@pytest.mark.parametrize("text", toml_blocks())
+def test_readme_config_runs(text: str) -> None:
+    """Each config the README shows is valid and runs as written."""
+    import tierlab
+
+    r = tierlab.simulate(text)
+    assert r.summary["requests"] > 0
+    assert len(r.summary["tiers"]) >= 1
+
+
+def test_readme_shows_a_config() -> None:
+    assert toml_blocks(), "README.md shows no TOML config"
