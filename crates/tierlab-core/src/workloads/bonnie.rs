@@ -172,11 +172,7 @@ mod tests {
     use super::*;
 
     fn spec(scale: f64, seed: u64) -> BonnieSpec {
-        let c = Common {
-            scale,
-            seed,
-            page_size: 4096,
-        };
+        let c = common(scale, seed);
         BonnieSpec::resolve("s1", &BonnieParams::default(), c).unwrap()
     }
 

@@ -325,6 +325,15 @@ pub(crate) fn zipf_weights(n: usize, alpha: f64) -> Vec<f64> {
 pub(crate) mod testutil {
     use super::*;
 
+    /// The common parameters the generator tests use: 4 KiB pages.
+    pub fn common(scale: f64, seed: u64) -> Common {
+        Common {
+            scale,
+            seed,
+            page_size: 4096,
+        }
+    }
+
     /// Every request of a source.
     pub fn all(mut src: impl TraceSource) -> Vec<Request> {
         let mut out = Vec::new();

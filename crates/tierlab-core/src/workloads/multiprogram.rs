@@ -307,11 +307,7 @@ mod tests {
     use std::collections::HashSet;
 
     fn spec(preset: &str, scale: f64, seed: u64) -> MultiprogramSpec {
-        let c = Common {
-            scale,
-            seed,
-            page_size: 4096,
-        };
+        let c = common(scale, seed);
         MultiprogramSpec::resolve(preset, &MultiprogramParams::default(), c).unwrap()
     }
 
@@ -394,11 +390,7 @@ mod tests {
 
     #[test]
     fn bad_program_names_its_key() {
-        let c = Common {
-            scale: 1.0,
-            seed: 1,
-            page_size: 4096,
-        };
+        let c = common(1.0, 1);
         let p = MultiprogramParams {
             programs: Some(vec![ProgramParams {
                 name: None,

@@ -233,11 +233,7 @@ mod tests {
     use std::collections::HashMap;
 
     fn spec(preset: &str, scale: f64, seed: u64) -> PostmarkSpec {
-        let c = Common {
-            scale,
-            seed,
-            page_size: 4096,
-        };
+        let c = common(scale, seed);
         PostmarkSpec::resolve(preset, &PostmarkParams::default(), c).unwrap()
     }
 
@@ -339,11 +335,7 @@ mod tests {
 
     #[test]
     fn bad_parameters_name_their_key() {
-        let c = Common {
-            scale: 1.0,
-            seed: 1,
-            page_size: 4096,
-        };
+        let c = common(1.0, 1);
         let p = PostmarkParams {
             min_size: Some(10),
             max_size: Some(5),

@@ -166,11 +166,7 @@ mod tests {
     use std::collections::HashMap;
 
     fn spec(p: ProxyParams, scale: f64, seed: u64) -> ProxySpec {
-        let c = Common {
-            scale,
-            seed,
-            page_size: 4096,
-        };
+        let c = common(scale, seed);
         ProxySpec::resolve("s5", &p, c).unwrap()
     }
 

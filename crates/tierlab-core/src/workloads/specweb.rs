@@ -184,11 +184,7 @@ mod tests {
     use super::*;
 
     fn spec(scale: f64, seed: u64) -> SpecwebSpec {
-        let c = Common {
-            scale,
-            seed,
-            page_size: 4096,
-        };
+        let c = common(scale, seed);
         SpecwebSpec::resolve("s4", &SpecwebParams::default(), c).unwrap()
     }
 

@@ -188,11 +188,7 @@ mod tests {
     use super::*;
 
     fn spec(p: WebParams, scale: f64, seed: u64) -> WebSpec {
-        let c = Common {
-            scale,
-            seed,
-            page_size: 4096,
-        };
+        let c = common(scale, seed);
         WebSpec::resolve("s4", &p, c).unwrap()
     }
 
