@@ -371,6 +371,8 @@ HELP = [
     ["capture", "files"],
     ["capture", "memory"],
     ["mrc"],
+    ["sweep"],
+    ["export"],
 ]
 
 

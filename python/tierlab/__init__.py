@@ -20,7 +20,9 @@ True
 
 from tierlab._core import __version__
 from tierlab.api import RunResult, mrc, simulate, techs, trace_generate, trace_stats
-from tierlab.errors import ConfigError, TierlabError, TraceError
+from tierlab.errors import ConfigError, StoreError, TierlabError, TraceError
+from tierlab.store import load
+from tierlab.sweep import SweepReport, sweep
 
 __all__ = [
     "__version__",
@@ -30,7 +32,11 @@ __all__ = [
     "trace_stats",
     "trace_generate",
     "RunResult",
+    "sweep",
+    "SweepReport",
+    "load",
     "TierlabError",
     "ConfigError",
     "TraceError",
+    "StoreError",
 ]

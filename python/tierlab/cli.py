@@ -192,6 +192,43 @@ def build_parser() -> argparse.ArgumentParser:
     mrc.add_argument("-o", "--output", required=True, metavar="OUT.csv", help="CSV to write")
     mrc.add_argument("--no-progress", action="store_true", help="no progress bar")
 
+    sw = sub.add_parser(
+        "sweep",
+        help="run an experiment's points on Dask into a results store",
+        description="Run every point of an experiment (a base config, parameter axes, "
+        "repetitions; docs/experiments.md) on a Dask cluster and keep the results in a "
+        "SQLite store. Points already in the store are skipped, so an interrupted sweep "
+        "resumes where it stopped; a point that fails is recorded with its error.",
+    )
+    sw.add_argument("experiment", help="experiment file (TOML)")
+    sw.add_argument("--store", metavar="PATH", help="results file (default: the experiment's)")
+    sw.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="an existing Dask scheduler, e.g. tcp://10.0.0.5:8786 (default: a local cluster)",
+    )
+    sw.add_argument(
+        "--workers", type=int, metavar="N", help="local cluster processes (default: one per core)"
+    )
+    sw.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set a config key path in every point, e.g. workload.scale=0.1 (TOML value)",
+    )
+    sw.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    ex = sub.add_parser(
+        "export",
+        help="write a results store as CSV or Parquet",
+        description="Write the points of a results store (one row each: axes, metrics, "
+        "status) as CSV or Parquet, by the output's suffix.",
+    )
+    ex.add_argument("store", help="results file (SQLite) written by tierlab sweep")
+    ex.add_argument("-o", "--output", required=True, metavar="OUT", help="OUT.csv or OUT.parquet")
+    ex.add_argument("--experiment", help="only this experiment (a store may hold several)")
+
     bench = sub.add_parser(
         "bench",
         help="time tierlab on a trace",
@@ -478,6 +515,91 @@ def cmd_bench(a: argparse.Namespace) -> int:
     return 0
 
 
+def _overrides(pairs: list[str]) -> dict[str, object]:
+    import tomllib
+
+    out: dict[str, object] = {}
+    for pair in pairs:
+        key, eq, text = pair.partition("=")
+        if not eq or not key.strip():
+            raise _BadArg(f"--set {pair!r}: expected KEY=VALUE, e.g. workload.scale=0.1")
+        try:
+            out[key.strip()] = tomllib.loads(f"v = {text}")["v"]
+        except tomllib.TOMLDecodeError:
+            out[key.strip()] = text  # a bare word: a string
+    return out
+
+
+@contextmanager
+def _sweep_progress(enabled: bool, label: str) -> Iterator[Callable[[int, int, int], None] | None]:
+    """Points done, failed and remaining, on stderr when it is a terminal."""
+    if not (enabled and sys.stderr.isatty()):
+        yield None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from tierlab._format import console
+
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[failed]} failed, {task.fields[left]} left"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task(label, total=None, failed=0, left="?")
+
+        def update(done: int, failed: int, total: int) -> None:
+            bar.update(task, completed=done, total=total, failed=failed, left=total - done)
+
+        yield update
+
+
+def cmd_sweep(a: argparse.Namespace) -> int:
+    from tierlab.sweep import sweep
+
+    if a.workers is not None and a.workers < 1:
+        return _err(f"--workers {a.workers}: must be at least 1")
+    try:
+        overrides = _overrides(a.set)
+    except _BadArg as e:
+        return _err(str(e))
+    with _sweep_progress(not a.no_progress, "sweep") as cb:
+        r = sweep(
+            a.experiment,
+            store=a.store,
+            scheduler=a.scheduler,
+            workers=a.workers,
+            progress=cb,
+            overrides=overrides,
+        )
+    for failure in r.errors:
+        print(f"failed: {failure}", file=sys.stderr)
+    print(
+        f"{r.experiment}: {r.total} points: {r.done} run, {r.skipped} already in the store, "
+        f"{r.failed} failed; results in {r.store}"
+    )
+    return 0
+
+
+def cmd_export(a: argparse.Namespace) -> int:
+    from tierlab.store import export
+
+    n = export(a.store, a.output, a.experiment)
+    print(f"wrote {n:,} points to {a.output}")
+    return 0
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": cmd_run,
     "techs": cmd_techs,
@@ -485,6 +607,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "bench": cmd_bench,
     "capture": cmd_capture,
     "mrc": cmd_mrc,
+    "sweep": cmd_sweep,
+    "export": cmd_export,
 }
 
 

@@ -1,10 +1,16 @@
 """tierlab's exceptions: one hierarchy, raised by the engine and the Python layer alike.
 
 ``TierlabError`` is the base; ``ConfigError`` names a config key path,
-``TraceError`` a trace file and the place in it. The CLI turns any of them
-into one line on stderr and exit code 2.
+``TraceError`` a trace file and the place in it, ``StoreError`` a results
+store that cannot be read or written. The CLI turns any of them into one
+line on stderr and exit code 2.
 """
 
 from tierlab._core import ConfigError, TierlabError, TraceError
 
-__all__ = ["TierlabError", "ConfigError", "TraceError"]
+
+class StoreError(TierlabError):
+    """A results store (SQLite) that is missing, not tierlab's, or of another schema."""
+
+
+__all__ = ["TierlabError", "ConfigError", "TraceError", "StoreError"]

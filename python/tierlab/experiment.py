@@ -1,0 +1,548 @@
+"""Experiment files: a base hierarchy config, parameter axes, repetitions.
+
+An experiment expands into *points*: the cartesian product of its axes,
+times its repetitions (each with its own seed). Every point is a complete
+run config, identified by a hash of that config (plus the size and
+modification time of a trace file it reads), so a results store can tell
+which points are finished whatever order they ran in.
+
+The engine still checks every point's config: this module only checks the
+experiment's own keys, the axis key paths and the value lists, and names
+the key path of anything wrong (``axis[1].range.num: ...``).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import math
+import os
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import product
+from pathlib import Path
+from typing import Any
+
+from tierlab.config import Config, ConfigLike, load_config
+from tierlab.errors import ConfigError
+
+EXPERIMENT_KEYS = {
+    "name",
+    "description",
+    "base",
+    "repetitions",
+    "seed",
+    "metrics",
+    "timeline",
+    "store",
+}
+AXIS_KEYS = {"key", "values", "labels", "range"}
+RANGE_KEYS = {"from", "to", "step", "num", "scale"}
+TOP_KEYS = {"experiment", "base", "axis"}
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One swept parameter: a config key path and its values.
+
+    ``labels`` name the values in results (the values themselves when no
+    labels were given; tables are then shown as compact JSON).
+    """
+
+    key: str
+    values: tuple[Any, ...]
+    labels: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run of an experiment."""
+
+    hash: str
+    index: int
+    labels: dict[str, Any]
+    rep: int
+    seed: int | None
+    config: Config = field(repr=False)
+
+
+@dataclass
+class Experiment:
+    """An experiment file, loaded and expanded.
+
+    Attributes
+    ----------
+    name, description
+        From ``[experiment]``.
+    axes
+        The swept parameters, in file order.
+    points
+        Every run: the product of the axes, times the repetitions.
+    metrics
+        The summary fields to keep (dotted paths such as ``tiers.0.hits``),
+        or None for every numeric field.
+    timeline
+        Whether each run's interval timeline is kept.
+    store
+        The default results store (``<name>.sqlite`` in the current folder
+        unless the file says otherwise; relative to the experiment file).
+    """
+
+    name: str
+    description: str
+    axes: list[Axis]
+    points: list[Point]
+    metrics: list[str] | None
+    timeline: bool
+    store: Path
+    repetitions: int
+
+    def meta(self) -> dict[str, Any]:
+        """What a results store keeps about the experiment itself."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "axes": [{"key": a.key, "labels": list(a.labels)} for a in self.axes],
+            "metrics": self.metrics,
+            "timeline": self.timeline,
+            "repetitions": self.repetitions,
+            "points": len(self.points),
+        }
+
+
+def load_experiment(
+    experiment: ConfigLike, overrides: Mapping[str, Any] | None = None
+) -> Experiment:
+    """Loads an experiment from a path, TOML text or a dict and expands it.
+
+    ``overrides`` sets config key paths in the base config of every point
+    (e.g. ``{"workload.scale": 0.01}``); they are part of each point's hash.
+
+    Examples
+    --------
+    >>> e = load_experiment('''
+    ... [experiment]
+    ... name = "demo"
+    ... repetitions = 2
+    ... [base.workload]
+    ... type = "zipf"
+    ... objects = 100
+    ... requests = 1000
+    ... [[base.tier]]
+    ... tech = "FILE-MEMORY"
+    ... capacity = "10%"
+    ... [[axis]]
+    ... key = "tier[0].slowdown"
+    ... values = [1, 3]
+    ... ''')
+    >>> [(p.labels["tier[0].slowdown"], p.seed) for p in e.points]
+    [(1, 42), (1, 43), (3, 42), (3, 43)]
+    """
+    raw, folder = _read(experiment)
+    _no_unknown(raw, TOP_KEYS, "")
+    exp = raw.get("experiment")
+    if not isinstance(exp, dict):
+        raise ConfigError("experiment: missing [experiment] table (with at least name = ...)")
+    _no_unknown(exp, EXPERIMENT_KEYS, "experiment.")
+    name = exp.get("name")
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
+        raise ConfigError(
+            "experiment.name: required; letters, digits, '-', '_' and '.' (it names the "
+            "results in the store)"
+        )
+    description = exp.get("description", "")
+    if not isinstance(description, str):
+        raise ConfigError("experiment.description: expected a string")
+
+    base = _base(raw, exp, folder)
+    for key, value in (overrides or {}).items():
+        set_path(base, key, value, f"override {key}")
+
+    reps = exp.get("repetitions", 1)
+    if not isinstance(reps, int) or isinstance(reps, bool) or reps < 1:
+        raise ConfigError(f"experiment.repetitions: {reps!r}; expected an integer of 1 or more")
+    seed0 = exp.get("seed")
+    if seed0 is not None and (not isinstance(seed0, int) or isinstance(seed0, bool) or seed0 < 0):
+        raise ConfigError(f"experiment.seed: {seed0!r}; expected an integer of 0 or more")
+
+    metrics = exp.get("metrics")
+    if metrics is not None and (
+        not isinstance(metrics, list)
+        or not metrics
+        or not all(isinstance(m, str) and m for m in metrics)
+    ):
+        raise ConfigError(
+            "experiment.metrics: expected a non-empty list of summary paths such as "
+            '["miss_ratio", "throughput_rps", "tiers.0.hits"]'
+        )
+    timeline = exp.get("timeline", False)
+    if not isinstance(timeline, bool):
+        raise ConfigError("experiment.timeline: expected true or false")
+    store = exp.get("store")
+    if store is None:
+        store_path = Path(f"{name}.sqlite")
+    elif isinstance(store, str) and store:
+        store_path = Path(store).expanduser()
+        if not store_path.is_absolute() and folder is not None:
+            store_path = folder / store_path
+    else:
+        raise ConfigError("experiment.store: expected a file path")
+
+    axes = _axes(raw.get("axis", []), base)
+    points = _points(name, base, axes, reps, seed0)
+    return Experiment(
+        name=name,
+        description=description,
+        axes=axes,
+        points=points,
+        metrics=metrics,
+        timeline=timeline,
+        store=store_path,
+        repetitions=reps,
+    )
+
+
+def _read(experiment: ConfigLike) -> tuple[dict[str, Any], Path | None]:
+    if isinstance(experiment, Mapping):
+        return copy.deepcopy(dict(experiment)), None
+    s = os.fspath(experiment) if isinstance(experiment, os.PathLike) else experiment
+    if isinstance(experiment, os.PathLike) or ("\n" not in s and s.endswith(".toml")):
+        path = Path(s)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ConfigError(f"{path}: no such experiment file") from None
+        except OSError as e:
+            raise ConfigError(f"{path}: {e.strerror}") from None
+        try:
+            return dict(tomllib.loads(text)), path.resolve().parent
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"{path}: invalid TOML: {e}") from None
+    try:
+        return dict(tomllib.loads(s)), None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"experiment: invalid TOML: {e}") from None
+
+
+def _no_unknown(table: Mapping[str, Any], allowed: set[str], prefix: str) -> None:
+    for k in table:
+        if k not in allowed:
+            raise ConfigError(
+                f"{prefix}{k}: unknown key; expected one of {', '.join(sorted(allowed))}"
+            )
+
+
+def _base(raw: dict[str, Any], exp: dict[str, Any], folder: Path | None) -> Config:
+    inline = raw.get("base")
+    ref = exp.get("base")
+    if inline is not None and ref is not None:
+        raise ConfigError(
+            "experiment.base: give a base config file or an inline [base] table, not both"
+        )
+    if ref is not None:
+        if not isinstance(ref, str):
+            raise ConfigError("experiment.base: expected the path of a hierarchy config (TOML)")
+        p = Path(ref).expanduser()
+        if not p.is_absolute() and folder is not None:
+            p = folder / p
+        try:
+            cfg = load_config(p)
+        except ConfigError as e:
+            raise ConfigError(f"experiment.base: {e}") from None
+    elif isinstance(inline, dict):
+        cfg = load_config(inline)
+        w = cfg.get("workload")
+        if folder is not None and isinstance(w, dict) and isinstance(w.get("path"), str):
+            tp = Path(w["path"]).expanduser()
+            if not tp.is_absolute():
+                w["path"] = str(folder / tp)
+    else:
+        raise ConfigError(
+            'base: missing; give experiment.base = "config.toml" or an inline [base] table'
+        )
+    w = cfg.get("workload")
+    if isinstance(w, dict) and isinstance(w.get("path"), str):
+        # Absolute, so that a point means the same file wherever it runs.
+        w["path"] = str(Path(w["path"]).expanduser().resolve())
+    return cfg
+
+
+# --------------------------------------------------------------------------
+# key paths: tier[0].capacity, workload.alpha, techs.MY-TECH.read_ns
+# --------------------------------------------------------------------------
+
+_SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*|\[[0-9]+\])")
+
+
+def parse_path(path: str) -> list[str | int]:
+    """Splits a key path into names and list indexes.
+
+    >>> parse_path("tier[1].policy.type")
+    ['tier', 1, 'policy', 'type']
+    """
+    out: list[str | int] = []
+    for part in path.split("."):
+        if not part:
+            raise ValueError(f"{path!r}: empty segment")
+        pos = 0
+        while pos < len(part):
+            m = _SEGMENT.match(part, pos)
+            if m is None or (m.group(0).startswith("[") and pos == 0):
+                raise ValueError(f"{path!r}: cannot read {part[pos:]!r}")
+            tok = m.group(0)
+            out.append(int(tok[1:-1]) if tok.startswith("[") else tok)
+            pos = m.end()
+    return out
+
+
+def set_path(cfg: dict[str, Any], path: str, value: Any, where: str) -> None:
+    """Sets ``path`` in ``cfg``; tables on the way are created, lists must
+    already hold the index (a config's ``[[tier]]`` list is not grown)."""
+    try:
+        segs = parse_path(path)
+    except ValueError as e:
+        raise ConfigError(
+            f"{where}: {e}; expected a key path such as tier[0].capacity or workload.alpha"
+        ) from None
+    node: Any = cfg
+    walked = ""
+    for i, seg in enumerate(segs):
+        last = i == len(segs) - 1
+        if isinstance(seg, int):
+            if not isinstance(node, list):
+                raise ConfigError(f"{where}: {walked} is not a list in the base config")
+            if seg >= len(node):
+                raise ConfigError(
+                    f"{where}: {walked}[{seg}]: the base config has {len(node)} "
+                    f"entr{'y' if len(node) == 1 else 'ies'} in {walked}"
+                )
+            walked += f"[{seg}]"
+            if last:
+                node[seg] = copy.deepcopy(value)
+            else:
+                node = node[seg]
+            continue
+        if not isinstance(node, dict):
+            raise ConfigError(
+                f"{where}: {walked} is {json.dumps(node)} in the base config, not a table"
+            )
+        walked = f"{walked}.{seg}" if walked else seg
+        if last:
+            node[seg] = copy.deepcopy(value)
+        else:
+            nxt = segs[i + 1]
+            if seg not in node:
+                if isinstance(nxt, int):
+                    raise ConfigError(f"{where}: {walked}: not in the base config")
+                node[seg] = {}
+            node = node[seg]
+
+
+# --------------------------------------------------------------------------
+# axes
+# --------------------------------------------------------------------------
+
+
+def _axes(raw: Any, base: Config) -> list[Axis]:
+    if isinstance(raw, dict):
+        raw = [raw]
+    if not isinstance(raw, list):
+        raise ConfigError("axis: expected [[axis]] tables")
+    axes: list[Axis] = []
+    seen: set[str] = set()
+    for i, a in enumerate(raw):
+        at = f"axis[{i}]"
+        if not isinstance(a, dict):
+            raise ConfigError(f"{at}: expected a table with key and values (or range)")
+        _no_unknown(a, AXIS_KEYS, f"{at}.")
+        key = a.get("key")
+        if not isinstance(key, str) or not key:
+            raise ConfigError(
+                f"{at}.key: required: the config key path to sweep, e.g. tier[0].capacity"
+            )
+        if key in seen:
+            raise ConfigError(f"{at}.key: {key} is swept by two axes")
+        seen.add(key)
+        # Check the path against the base config now, not once per point.
+        set_path(copy.deepcopy(base), key, 0, f"{at}.key")
+        if ("values" in a) == ("range" in a):
+            raise ConfigError(f"{at}: give values = [...] or range = {{...}}, one of them")
+        if "values" in a:
+            values = a["values"]
+            if not isinstance(values, list) or not values:
+                raise ConfigError(f"{at}.values: expected a non-empty list")
+        else:
+            values = _range(a["range"], f"{at}.range")
+        labels = a.get("labels")
+        if labels is None:
+            labels = [_label(v) for v in values]
+        elif not isinstance(labels, list) or len(labels) != len(values):
+            raise ConfigError(
+                f"{at}.labels: expected a list of {len(values)} labels, one per value"
+            )
+        elif not all(isinstance(x, str | int | float) and not isinstance(x, bool) for x in labels):
+            raise ConfigError(f"{at}.labels: expected strings or numbers")
+        if len(set(map(json.dumps, labels))) != len(labels):
+            raise ConfigError(f"{at}.labels: two values have the same label")
+        axes.append(Axis(key, tuple(values), tuple(labels)))
+    return axes
+
+
+def _label(v: Any) -> Any:
+    if isinstance(v, dict | list):
+        return json.dumps(v, sort_keys=True, separators=(",", ":"))
+    return v
+
+
+_SIZE_UNITS = {
+    "": 1,
+    "B": 1,
+    "K": 1024,
+    "KiB": 1024,
+    "M": 1024**2,
+    "MiB": 1024**2,
+    "G": 1024**3,
+    "GiB": 1024**3,
+    "T": 1024**4,
+    "TiB": 1024**4,
+    "KB": 10**3,
+    "kB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+}
+_SIZE = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z]*)\s*")
+
+
+def _size(v: Any, where: str) -> tuple[float, str]:
+    """A range end: a number, a size (same units as the engine's) or a share."""
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return float(v), "number"
+    if isinstance(v, str):
+        t = v.strip()
+        if t.endswith("%"):
+            try:
+                return float(t[:-1]), "percent"
+            except ValueError:
+                pass
+        else:
+            m = _SIZE.fullmatch(t)
+            if m and m.group(2) in _SIZE_UNITS:
+                return float(m.group(1)) * _SIZE_UNITS[m.group(2)], "size"
+    raise ConfigError(
+        f'{where}: {v!r}; expected a number, a size such as "64MiB" or a share such as "10%"'
+    )
+
+
+def _range(r: Any, at: str) -> list[Any]:
+    if not isinstance(r, dict):
+        raise ConfigError(f"{at}: expected a table {{ from, to, step or num [, scale] }}")
+    _no_unknown(r, RANGE_KEYS, f"{at}.")
+    if "from" not in r or "to" not in r:
+        raise ConfigError(f"{at}: from and to are required")
+    lo, kind_lo = _size(r["from"], f"{at}.from")
+    hi, kind_hi = _size(r["to"], f"{at}.to")
+    if kind_lo != kind_hi and "number" not in (kind_lo, kind_hi):
+        raise ConfigError(f"{at}: from and to must be of one kind (sizes, shares or numbers)")
+    kind = kind_lo if kind_lo != "number" else kind_hi
+    if hi < lo:
+        raise ConfigError(f"{at}.to: {r['to']!r} is below from = {r['from']!r}")
+    scale = r.get("scale", "linear")
+    if scale not in ("linear", "log"):
+        raise ConfigError(f'{at}.scale: {scale!r}; expected "linear" or "log"')
+    if ("step" in r) == ("num" in r):
+        raise ConfigError(f"{at}: give step or num, one of them")
+    if "num" in r:
+        n = r["num"]
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1 or n > 100_000:
+            raise ConfigError(f"{at}.num: {n!r}; expected an integer from 1 to 100000")
+        if n == 1:
+            xs = [lo]
+        elif scale == "log":
+            if lo <= 0:
+                raise ConfigError(f"{at}.from: a log scale starts above zero")
+            xs = [lo * (hi / lo) ** (i / (n - 1)) for i in range(n)]
+        else:
+            xs = [lo + (hi - lo) * i / (n - 1) for i in range(n)]
+    else:
+        if scale == "log":
+            raise ConfigError(f"{at}.scale: a log scale takes num, not step")
+        step, _ = _size(r["step"], f"{at}.step")
+        if step <= 0:
+            raise ConfigError(f"{at}.step: must be greater than zero")
+        count = math.floor((hi - lo) / step + 1e-9) + 1
+        if count > 100_000:
+            raise ConfigError(f"{at}.step: gives {count} values; at most 100000")
+        xs = [lo + i * step for i in range(count)]
+    integral = kind == "size" or all(
+        isinstance(r.get(k), int) and not isinstance(r.get(k), bool)
+        for k in ("from", "to", "step")
+        if k in r
+    )
+    if kind == "percent":
+        return [f"{_tidy(x)}%" for x in xs]
+    if integral and scale == "linear":
+        return [round(x) for x in xs]
+    if integral:
+        out = sorted({round(x) for x in xs})
+        return out
+    return [_tidy(x) for x in xs]
+
+
+def _tidy(x: float) -> float | int:
+    """Drops binary noise (0.30000000000000004) so labels and configs read well;
+    a whole number stays a whole number ("5%", not "5.0%")."""
+    y = float(f"{x:.10g}")
+    return int(y) if y.is_integer() else y
+
+
+# --------------------------------------------------------------------------
+# points
+# --------------------------------------------------------------------------
+
+
+def _points(
+    name: str, base: Config, axes: Sequence[Axis], reps: int, seed0: int | None
+) -> list[Point]:
+    w = base.get("workload")
+    seeded = isinstance(w, dict) and w.get("type") not in (None, "trace")
+    if reps > 1 and not seeded:
+        raise ConfigError(
+            "experiment.repetitions: repetitions vary the seed of a generated workload; "
+            "this base config reads a trace (or has no [workload])"
+        )
+    if seed0 is None:
+        seed0 = int(w.get("seed", 42)) if seeded and isinstance(w, dict) else 42
+    out: list[Point] = []
+    combos = product(*[range(len(a.values)) for a in axes])
+    for combo in combos:
+        cfg_axes = copy.deepcopy(base)
+        labels: dict[str, Any] = {}
+        for a, i in zip(axes, combo, strict=True):
+            set_path(cfg_axes, a.key, a.values[i], f"axis {a.key}")
+            labels[a.key] = a.labels[i]
+        for rep in range(reps):
+            cfg = copy.deepcopy(cfg_axes)
+            seed: int | None = None
+            if seeded:
+                seed = seed0 + rep
+                cfg["workload"]["seed"] = seed
+            out.append(Point(point_hash(cfg), len(out), labels, rep, seed, cfg))
+    return out
+
+
+def point_hash(cfg: Config) -> str:
+    """sha256 of the config's canonical JSON, and of the size and modification
+    time of the trace file it reads (a changed file is a new point)."""
+    h = hashlib.sha256(json.dumps(cfg, sort_keys=True, separators=(",", ":")).encode())
+    w = cfg.get("workload")
+    if isinstance(w, dict) and isinstance(w.get("path"), str):
+        try:
+            st = os.stat(w["path"])
+            h.update(f"|{st.st_size}|{st.st_mtime_ns}".encode())
+        except OSError:
+            h.update(b"|missing")
+    return h.hexdigest()

@@ -1,0 +1,366 @@
+"""The results store: one SQLite file, one row per experiment point.
+
+A row is keyed by the experiment's name and the point's hash (a hash of
+its full resolved config, see ``tierlab.experiment.point_hash``) and holds
+the point's axis labels, config, tierlab's version, the kept metrics, the
+timeline when asked for, timing, and the error of a failed run. Each
+finished point is committed on its own, so a killed sweep loses only the
+points that were still running; running it again skips the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tierlab.errors import StoreError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tierlab.experiment import Experiment, Point
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS experiments (
+    name TEXT PRIMARY KEY,
+    spec TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    experiment TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    point INTEGER NOT NULL,
+    labels TEXT NOT NULL,
+    rep INTEGER NOT NULL,
+    seed INTEGER,
+    config TEXT NOT NULL,
+    version TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('ok', 'error')),
+    error TEXT,
+    metrics TEXT,
+    timeline TEXT,
+    elapsed_s REAL,
+    finished_at TEXT NOT NULL,
+    PRIMARY KEY (experiment, hash)
+);
+"""
+
+
+def flatten(summary: dict[str, Any]) -> dict[str, float | int]:
+    """Every numeric field of a run summary under a dotted path:
+    ``miss_ratio``, ``backing.reads``, ``tiers.0.hits``.
+
+    >>> flatten({"requests": 4, "fill": "exclusive", "tiers": [{"hits": 3}]})
+    {'requests': 4, 'tiers.0.hits': 3}
+    """
+    out: dict[str, float | int] = {}
+
+    def walk(prefix: str, v: Any) -> None:
+        if isinstance(v, bool) or v is None or isinstance(v, str):
+            return
+        if isinstance(v, int | float):
+            out[prefix] = v
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                walk(f"{prefix}.{k}" if prefix else k, x)
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                walk(f"{prefix}.{i}", x)
+
+    walk("", summary)
+    return out
+
+
+def now_iso() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+class Store:
+    """A results store on disk (created when absent).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> s = Store(os.path.join(tempfile.mkdtemp(), "r.sqlite"))
+    >>> s.finished("demo")
+    set()
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, create: bool = True) -> None:
+        self.path = Path(path)
+        if not create and not self.path.is_file():
+            raise StoreError(f"{self.path}: no such results file")
+        if create and not self.path.parent.is_dir():
+            raise StoreError(f"{self.path}: no such directory {str(self.path.parent)!r}")
+        try:
+            self._db = sqlite3.connect(self.path, timeout=30)
+            # WAL: a reader (tierlab.load during a sweep) never blocks the
+            # writer, and a killed writer leaves every committed row intact.
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._check_or_create(create)
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"{self.path}: not a tierlab results store ({e})") from None
+
+    def _check_or_create(self, create: bool) -> None:
+        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
+        if {"meta", "experiments", "runs"} <= tables:
+            row = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            if row is None or int(row[0]) != SCHEMA_VERSION:
+                found = "none" if row is None else row[0]
+                raise StoreError(
+                    f"{self.path}: results schema {found}; this tierlab reads schema "
+                    f"{SCHEMA_VERSION}"
+                )
+            return
+        if tables or not create:
+            raise StoreError(f"{self.path}: not a tierlab results store")
+        with self._db:
+            self._db.executescript(_SCHEMA)
+            self._db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing --------------------------------------------------------
+
+    def register(self, exp: Experiment) -> None:
+        """Records (or updates) the experiment's description and axes."""
+        with self._db:
+            self._db.execute(
+                "INSERT INTO experiments VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE "
+                "SET spec=excluded.spec, updated_at=excluded.updated_at",
+                (exp.name, json.dumps(exp.meta()), now_iso()),
+            )
+
+    def add(self, experiment: str, point: Point, version: str, result: dict[str, Any]) -> None:
+        """Records one finished point (replacing an earlier failed attempt)."""
+        with self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    experiment,
+                    point.hash,
+                    point.index,
+                    json.dumps(point.labels),
+                    point.rep,
+                    point.seed,
+                    json.dumps(point.config, sort_keys=True),
+                    version,
+                    result["status"],
+                    result.get("error"),
+                    json.dumps(result.get("metrics")),
+                    None if result.get("timeline") is None else json.dumps(result["timeline"]),
+                    result.get("elapsed_s"),
+                    now_iso(),
+                ),
+            )
+
+    # -- reading --------------------------------------------------------
+
+    def finished(self, experiment: str, *, failed_too: bool = True) -> set[str]:
+        """Hashes of the experiment's recorded points (failed ones included
+        unless ``failed_too`` is false)."""
+        q = "SELECT hash FROM runs WHERE experiment=?"
+        if not failed_too:
+            q += " AND status='ok'"
+        return {r[0] for r in self._db.execute(q, (experiment,))}
+
+    def experiments(self) -> dict[str, dict[str, Any]]:
+        """Every experiment in the store: name -> its description and axes."""
+        rows = self._db.execute("SELECT name, spec FROM experiments ORDER BY name")
+        return {name: json.loads(spec) for name, spec in rows}
+
+    def rows(self, experiment: str | None = None) -> Iterator[dict[str, Any]]:
+        q = (
+            "SELECT experiment, hash, point, labels, rep, seed, version, status, error, metrics, "
+            "timeline, elapsed_s, finished_at, config FROM runs"
+        )
+        args: tuple[str, ...] = ()
+        if experiment is not None:
+            q += " WHERE experiment=?"
+            args = (experiment,)
+        cols = [
+            "experiment",
+            "hash",
+            "point",
+            "labels",
+            "rep",
+            "seed",
+            "version",
+            "status",
+            "error",
+            "metrics",
+            "timeline",
+            "elapsed_s",
+            "finished_at",
+            "config",
+        ]
+        for r in self._db.execute(q + " ORDER BY experiment, point", args):
+            yield dict(zip(cols, r, strict=True))
+
+
+@contextmanager
+def _open(path: str | os.PathLike[str]) -> Iterator[Store]:
+    s = Store(path, create=False)
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+def _pick(store: Store, experiment: str | None) -> str | None:
+    names = store.experiments()
+    if experiment is not None and experiment not in names:
+        have = ", ".join(names) or "none"
+        raise StoreError(f"{store.path}: no experiment {experiment!r} (it holds: {have})")
+    return experiment
+
+
+def _axis_keys(store: Store, experiment: str | None) -> list[str]:
+    keys: list[str] = []
+    for name, spec in store.experiments().items():
+        if experiment is None or name == experiment:
+            for a in spec.get("axes", []):
+                if a["key"] not in keys:
+                    keys.append(a["key"])
+    return keys
+
+
+def load(path: str | os.PathLike[str], experiment: str | None = None) -> pd.DataFrame:
+    """The results of a store as a DataFrame, one row per point.
+
+    Columns: ``experiment``, ``point`` (its index in the experiment),
+    ``hash``, ``status`` (``"ok"`` or ``"error"``), ``error``, ``rep``,
+    ``seed``, one column per axis named by its key path (holding the
+    value, or its label), one per kept metric named by its summary path
+    (``miss_ratio``, ``tiers.0.hits``), ``elapsed_s``, ``version`` and
+    ``finished_at``.
+
+    Parameters
+    ----------
+    path
+        The SQLite file a sweep wrote.
+    experiment
+        Only this experiment's points (a store can hold several).
+    """
+    import pandas as pd
+
+    with _open(path) as s:
+        exp = _pick(s, experiment)
+        axes = _axis_keys(s, exp)
+        records: list[dict[str, Any]] = []
+        metric_cols: list[str] = []
+        for r in s.rows(exp):
+            rec: dict[str, Any] = {
+                "experiment": r["experiment"],
+                "point": r["point"],
+                "hash": r["hash"],
+                "status": r["status"],
+                "error": r["error"],
+                "rep": r["rep"],
+                "seed": r["seed"],
+            }
+            rec.update(json.loads(r["labels"]))
+            metrics = json.loads(r["metrics"]) if r["metrics"] else {}
+            for k in metrics or {}:
+                if k not in metric_cols:
+                    metric_cols.append(k)
+            rec.update(metrics or {})
+            rec["elapsed_s"] = r["elapsed_s"]
+            rec["version"] = r["version"]
+            rec["finished_at"] = r["finished_at"]
+            records.append(rec)
+    head = ["experiment", "point", "hash", "status", "error", "rep", "seed"]
+    tail = ["elapsed_s", "version", "finished_at"]
+    cols = head + [a for a in axes] + [m for m in metric_cols if m not in axes] + tail
+    return pd.DataFrame.from_records(records, columns=cols)
+
+
+def load_timelines(path: str | os.PathLike[str], experiment: str | None = None) -> pd.DataFrame:
+    """The kept timelines (experiments with ``timeline = true``), long form:
+    ``experiment``, ``hash``, ``rep``, the axis columns, then the timeline's
+    ``requests``, ``miss_ratio``, ``amat_ns`` and ``cumulative_miss_ratio``."""
+    import pandas as pd
+
+    frames: list[pd.DataFrame] = []
+    with _open(path) as s:
+        exp = _pick(s, experiment)
+        axes = _axis_keys(s, exp)
+        for r in s.rows(exp):
+            if not r["timeline"]:
+                continue
+            t = pd.DataFrame(json.loads(r["timeline"]))
+            labels = json.loads(r["labels"])
+            front = {"experiment": r["experiment"], "hash": r["hash"], "rep": r["rep"]}
+            front.update({a: labels.get(a) for a in axes})
+            for i, (k, v) in enumerate(front.items()):
+                t.insert(i, k, v)
+            frames.append(t)
+    if not frames:
+        return pd.DataFrame(columns=["experiment", "hash", "rep", *axes, "requests"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def load_experiment_meta(
+    path: str | os.PathLike[str], experiment: str | None = None
+) -> dict[str, Any]:
+    """What the store keeps about an experiment: its name, description,
+    axes (keys and labels), metrics, repetitions. With several experiments
+    in the store, name one."""
+    with _open(path) as s:
+        names = s.experiments()
+        if experiment is None:
+            if len(names) != 1:
+                have = ", ".join(names) or "none"
+                raise StoreError(f"{s.path}: holds experiments {have}; name one")
+            return next(iter(names.values()))
+        _pick(s, experiment)
+        return names[experiment]
+
+
+def export(
+    path: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    experiment: str | None = None,
+) -> int:
+    """Writes ``load(path)`` as CSV or Parquet (by ``out``'s suffix);
+    returns the number of rows."""
+    suffix = Path(out).suffix.lower()
+    if suffix not in (".csv", ".parquet"):
+        raise StoreError(f"{out}: the output must end in .csv or .parquet")
+    if not Path(out).resolve().parent.is_dir():
+        raise StoreError(f"{out}: no such directory {str(Path(out).parent)!r}")
+    df = load(path, experiment)
+    if suffix == ".csv":
+        df.to_csv(out, index=False)
+    else:
+        df.to_parquet(out, index=False)
+    return len(df)
+
+
+def pending(points: Iterable[Point], done: set[str]) -> list[Point]:
+    """The points not yet in the store (a hash appears once even if two
+    axis combinations give the same config)."""
+    seen = set(done)
+    out: list[Point] = []
+    for p in points:
+        if p.hash not in seen:
+            seen.add(p.hash)
+            out.append(p)
+    return out

@@ -1,0 +1,236 @@
+"""Sweeps: every point of an experiment, run on Dask, kept in a results store.
+
+The driver (this process) expands the experiment, leaves out the points
+the store already holds, submits the rest to a Dask cluster (a local one
+sized to the machine by default, or an existing one by address) and
+writes each result to the store as it arrives. Workers only simulate: the
+store has one writer, and a point is committed the moment it is done, so
+a killed sweep loses only the points that were running.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tierlab.config import ConfigLike
+from tierlab.errors import ConfigError
+from tierlab.experiment import Experiment, load_experiment
+from tierlab.store import Store, flatten, pending
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+#: ``progress(done, failed, total)``: points finished (failed included),
+#: failed, and to run in this sweep.
+SweepProgress = Callable[[int, int, int], object]
+
+_UNKNOWN_METRIC = "experiment.metrics: "
+
+
+@dataclass
+class SweepReport:
+    """What a sweep did.
+
+    Attributes
+    ----------
+    total
+        Points of the experiment.
+    skipped
+        Already in the store with a result (not run again).
+    done
+        Run now and succeeded.
+    failed
+        Run now and failed (each recorded with its error).
+    store
+        The results file.
+    """
+
+    experiment: str
+    total: int
+    skipped: int
+    done: int
+    failed: int
+    store: Path
+    errors: list[str]
+
+
+def run_point(
+    config: dict[str, Any], metrics: list[str] | None, keep_timeline: bool
+) -> dict[str, Any]:
+    """Runs one point (on a Dask worker); never raises for a bad point.
+
+    Returns ``status`` (``"ok"`` or ``"error"``), ``error``, ``metrics``
+    (the kept summary fields), ``timeline`` and ``elapsed_s``.
+    """
+    from tierlab.api import simulate
+    from tierlab.errors import TierlabError
+
+    t0 = time.perf_counter()
+    try:
+        r = simulate(config)
+    except TierlabError as e:
+        return {"status": "error", "error": str(e), "elapsed_s": time.perf_counter() - t0}
+    except MemoryError:
+        return {"status": "error", "error": "out of memory", "elapsed_s": time.perf_counter() - t0}
+    flat = flatten(r.summary)
+    if metrics is None:
+        kept: dict[str, Any] = flat
+    else:
+        missing = [m for m in metrics if m not in flat]
+        if missing:
+            return {
+                "status": "error",
+                "error": f"{_UNKNOWN_METRIC}unknown {', '.join(map(repr, missing))}; "
+                f"a run's summary has {', '.join(sorted(flat))}",
+                "elapsed_s": time.perf_counter() - t0,
+            }
+        kept = {m: flat[m] for m in metrics}
+    return {
+        "status": "ok",
+        "error": None,
+        "metrics": kept,
+        "timeline": r.timeline_data if keep_timeline else None,
+        "elapsed_s": time.perf_counter() - t0,
+    }
+
+
+@contextmanager
+def client_for(scheduler: str | None, workers: int | None) -> Iterator[Client]:
+    """A Dask client: of an existing cluster (``scheduler`` address), or of a
+    local cluster of ``workers`` single-threaded processes (default: one per
+    core) that is shut down afterwards."""
+    from distributed import Client, LocalCluster
+
+    if scheduler is not None:
+        try:
+            client = Client(scheduler, timeout="10s")
+        except (OSError, TimeoutError) as e:
+            raise ConfigError(
+                f"--scheduler {scheduler}: cannot reach a Dask scheduler there ({e})"
+            ) from None
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    n = workers or os.cpu_count() or 1
+    cluster = LocalCluster(
+        n_workers=n,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+    )
+    try:
+        client = Client(cluster)
+        try:
+            yield client
+        finally:
+            client.close()
+    finally:
+        cluster.close()
+
+
+def sweep(
+    experiment: ConfigLike | Experiment,
+    *,
+    store: str | os.PathLike[str] | None = None,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    progress: SweepProgress | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> SweepReport:
+    """Runs every point of an experiment not yet in its results store.
+
+    Parameters
+    ----------
+    experiment
+        An experiment file (path), its TOML text or a dict (docs/experiments.md),
+        or an already loaded ``Experiment``.
+    store
+        The SQLite results file (default: the experiment's ``store``,
+        ``<name>.sqlite``). Points already there with a result are skipped;
+        points that failed before are run again.
+    scheduler
+        Address of an existing Dask scheduler (``tcp://host:8786``); by
+        default a local cluster is started for the sweep and stopped after.
+    workers
+        Worker processes of the local cluster (default: one per core).
+    progress
+        Called as ``progress(done, failed, total)`` as points finish.
+    overrides
+        Config key paths set in every point (``{"workload.scale": 0.01}``).
+
+    Returns
+    -------
+    SweepReport
+    """
+    from tierlab import __version__
+
+    if workers is not None and workers < 1:
+        raise ConfigError(f"workers: {workers}; must be at least 1")
+    if isinstance(experiment, Experiment):
+        if overrides:
+            raise ConfigError("overrides apply when loading an experiment; pass its file")
+        exp = experiment
+    else:
+        exp = load_experiment(experiment, overrides)
+    path = Path(store) if store is not None else exp.store
+    with Store(path) as st:
+        st.register(exp)
+        done_before = st.finished(exp.name, failed_too=False)
+        todo = pending(exp.points, done_before)
+        unique = len({p.hash for p in exp.points})
+        report = SweepReport(exp.name, unique, unique - len(todo), 0, 0, path, [])
+        if not todo:
+            return report
+        if progress is not None:
+            progress(0, 0, len(todo))
+        from distributed import as_completed
+
+        with client_for(scheduler, workers) as client:
+            futures = {}
+            for p in todo:
+                f = client.submit(
+                    run_point,
+                    p.config,
+                    exp.metrics,
+                    exp.timeline,
+                    key=f"tierlab-{exp.name}-{p.hash[:20]}",
+                    pure=False,
+                )
+                futures[f.key] = (f, p)
+            for f in as_completed([f for f, _ in futures.values()]):
+                _, p = futures[f.key]
+                try:
+                    result = f.result()
+                except Exception as e:  # a worker died or the cluster failed
+                    result = {"status": "error", "error": f"{type(e).__name__}: {e}"}
+                err = result.get("error")
+                if isinstance(err, str) and err.startswith(_UNKNOWN_METRIC):
+                    # Every point would fail the same way: stop before running them.
+                    for g, _ in futures.values():
+                        g.cancel()
+                    raise ConfigError(err)
+                st.add(exp.name, p, __version__, result)
+                if result["status"] == "ok":
+                    report.done += 1
+                else:
+                    report.failed += 1
+                    report.errors.append(f"{_describe(p.labels, p.rep)}: {err}")
+                if progress is not None:
+                    progress(report.done + report.failed, report.failed, len(todo))
+    return report
+
+
+def _describe(labels: dict[str, Any], rep: int) -> str:
+    parts = [f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in labels.items()]
+    return ", ".join(parts + [f"rep={rep}"])

@@ -1,0 +1,465 @@
+"""Experiments, sweeps on Dask and the SQLite results store.
+
+Sweeps here run on real Dask clusters: a local one (the default), and an
+existing one started with the ``dask scheduler`` / ``dask worker``
+commands. The resume test kills a running sweep with SIGKILL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import tierlab
+from conftest import Ran, tierlab_argv
+from test_bad_input import assert_bad
+from tierlab.experiment import load_experiment, parse_path
+from tierlab.store import load_experiment_meta, load_timelines
+
+BASE = """\
+[base.workload]
+type = "zipf"
+alpha = 0.9
+objects = 2000
+requests = 20000
+object_size = "4KiB"
+write_ratio = 0.1
+
+[[base.tier]]
+name = "esdc"
+tech = "FILE-MEMORY"
+capacity = "10%"
+policy = "lru"
+
+[base.backing]
+tech = "HDD"
+
+[base.run]
+interval = 5000
+"""
+
+
+def experiment(name: str, axes: str, extra: str = "") -> str:
+    return f'[experiment]\nname = "{name}"\n{extra}\n{BASE}\n{axes}'
+
+
+SLOWDOWN_BY_CAPACITY = """\
+[[axis]]
+key = "tier[0].slowdown"
+values = [1, 3]
+
+[[axis]]
+key = "tier[0].capacity"
+range = { from = "5%", to = "15%", step = "5%" }
+"""
+
+
+# --------------------------------------------------------------------------
+# expansion
+# --------------------------------------------------------------------------
+
+
+def test_points_are_the_product_of_axes_times_repetitions() -> None:
+    e = load_experiment(experiment("grid", SLOWDOWN_BY_CAPACITY, "repetitions = 2\nseed = 7"))
+    assert len(e.points) == 2 * 3 * 2
+    got = [
+        (p.labels["tier[0].slowdown"], p.labels["tier[0].capacity"], p.rep, p.seed)
+        for p in e.points
+    ]
+    assert got[:4] == [(1, "5%", 0, 7), (1, "5%", 1, 8), (1, "10%", 0, 7), (1, "10%", 1, 8)]
+    assert got[-1] == (3, "15%", 1, 8)
+    assert [p.index for p in e.points] == list(range(12))
+    p = e.points[-1]
+    assert p.config["tier"][0]["slowdown"] == 3
+    assert p.config["tier"][0]["capacity"] == "15%"
+    assert p.config["workload"]["seed"] == 8
+    # every point is a different config, so a different hash
+    assert len({p.hash for p in e.points}) == 12
+
+
+def test_hash_depends_on_the_config_only() -> None:
+    a = load_experiment(experiment("a", SLOWDOWN_BY_CAPACITY))
+    b = load_experiment(experiment("b", SLOWDOWN_BY_CAPACITY, 'description = "other"'))
+    assert [p.hash for p in a.points] == [p.hash for p in b.points]
+    c = load_experiment(
+        experiment("a", SLOWDOWN_BY_CAPACITY), overrides={"workload.requests": 30000}
+    )
+    assert not {p.hash for p in a.points} & {p.hash for p in c.points}
+    assert all(p.config["workload"]["requests"] == 30000 for p in c.points)
+
+
+@pytest.mark.parametrize(
+    ("rng", "values"),
+    [
+        ("{ from = 1, to = 5, step = 2 }", [1, 3, 5]),
+        ("{ from = 0.1, to = 0.3, step = 0.1 }", [0.1, 0.2, 0.3]),
+        ("{ from = 0.5, to = 1.0, num = 3 }", [0.5, 0.75, 1]),
+        ('{ from = "1MiB", to = "3MiB", num = 3 }', [1 << 20, 2 << 20, 3 << 20]),
+        (
+            '{ from = "64KiB", to = "1MiB", num = 5, scale = "log" }',
+            [65536, 131072, 262144, 524288, 1048576],
+        ),
+        ('{ from = "10%", to = "40%", num = 4 }', ["10%", "20%", "30%", "40%"]),
+    ],
+)
+def test_ranges(rng: str, values: list[object]) -> None:
+    e = load_experiment(experiment("r", f'[[axis]]\nkey = "workload.alpha"\nrange = {rng}\n'))
+    assert [p.labels["workload.alpha"] for p in e.points] == values
+
+
+def test_table_values_take_labels() -> None:
+    axis = """\
+[[axis]]
+key = "tier[0].admission"
+values = [{ type = "always" }, { type = "second-hit", window = 1000 }]
+labels = ["lru", "2nd-hit"]
+"""
+    e = load_experiment(experiment("t", axis))
+    assert [p.labels["tier[0].admission"] for p in e.points] == ["lru", "2nd-hit"]
+    assert e.points[1].config["tier"][0]["admission"] == {"type": "second-hit", "window": 1000}
+
+
+def test_parse_path() -> None:
+    assert parse_path("tier[1].policy.type") == ["tier", 1, "policy", "type"]
+    assert parse_path("techs.MY-TECH.read_ns") == ["techs", "MY-TECH", "read_ns"]
+
+
+# --------------------------------------------------------------------------
+# sweeps
+# --------------------------------------------------------------------------
+
+
+def test_sweep_runs_every_point_and_matches_simulate(tmp_path: Path) -> None:
+    text = experiment("grid", SLOWDOWN_BY_CAPACITY, "timeline = true")
+    store = tmp_path / "grid.sqlite"
+    r = tierlab.sweep(text, store=store, workers=2)
+    assert (r.total, r.done, r.skipped, r.failed) == (6, 6, 0, 0)
+    df = tierlab.load(store)
+    assert len(df) == 6
+    assert list(df["point"]) == list(range(6))
+    assert set(df["status"]) == {"ok"}
+    assert {"tier[0].slowdown", "tier[0].capacity", "miss_ratio", "tiers.0.hits"} <= set(df)
+    # a point's figures are exactly those of the same config run directly
+    p = load_experiment(text).points[3]
+    direct = tierlab.simulate(p.config).summary
+    row = df[df["hash"] == p.hash].iloc[0]
+    assert row["miss_ratio"] == direct["miss_ratio"]
+    assert row["tiers.0.hits"] == direct["tiers"][0]["hits"]
+    assert row["throughput_rps"] == direct["throughput_rps"]
+    assert row["version"] == tierlab.__version__
+    # timelines were kept: 20,000 requests every 5,000
+    t = load_timelines(store)
+    assert len(t) == 6 * 4
+    assert list(t.columns[:5]) == [
+        "experiment",
+        "hash",
+        "rep",
+        "tier[0].slowdown",
+        "tier[0].capacity",
+    ]
+    meta = load_experiment_meta(store)
+    assert meta["name"] == "grid" and meta["points"] == 6
+    assert [a["key"] for a in meta["axes"]] == ["tier[0].slowdown", "tier[0].capacity"]
+    # run again: nothing to do
+    r2 = tierlab.sweep(text, store=store, workers=1)
+    assert (r2.done, r2.skipped) == (0, 6)
+
+
+def test_failed_points_are_recorded_and_the_sweep_goes_on(
+    tmp_path: Path, tierlab_cmd: Callable[..., Ran]
+) -> None:
+    axis = '[[axis]]\nkey = "tier[0].capacity"\nvalues = ["10%", 0, "20%"]\n'
+    exp = tmp_path / "e.toml"
+    exp.write_text(experiment("withbad", axis, 'metrics = ["miss_ratio"]'))
+    r = tierlab_cmd("sweep", exp, "--workers", "1", cwd=tmp_path)
+    assert r.code == 0, r.err
+    assert "3 points: 2 run, 0 already in the store, 1 failed" in r.out
+    assert "failed: tier[0].capacity=0, rep=0: tier[0].capacity: must be greater than zero" in (
+        r.err
+    )
+    df = tierlab.load(tmp_path / "withbad.sqlite")
+    assert list(df["status"]) == ["ok", "error", "ok"]
+    assert df["error"][1] == "tier[0].capacity: must be greater than zero"
+    assert list(df.columns).count("miss_ratio") == 1
+    # only the kept metric, no others
+    assert "throughput_rps" not in df
+    # a failed point is tried again next time, the finished ones are not
+    r = tierlab_cmd("sweep", exp, "--workers", "1", cwd=tmp_path)
+    assert "3 points: 0 run, 2 already in the store, 1 failed" in r.out
+
+
+def test_export_csv_and_parquet(tmp_path: Path, tierlab_cmd: Callable[..., Ran]) -> None:
+    store = tmp_path / "s.sqlite"
+    tierlab.sweep(experiment("ex", SLOWDOWN_BY_CAPACITY), store=store, workers=1)
+    df = tierlab.load(store)
+    for name in ("out.csv", "out.parquet"):
+        r = tierlab_cmd("export", store, "-o", tmp_path / name)
+        assert r.code == 0, r.err
+        assert r.out.strip() == f"wrote 6 points to {tmp_path / name}"
+    csv = pd.read_csv(tmp_path / "out.csv")
+    pq = pd.read_parquet(tmp_path / "out.parquet")
+    for got in (csv, pq):
+        assert list(got.columns) == list(df.columns)
+        assert list(got["miss_ratio"]) == list(df["miss_ratio"])
+
+
+def _rows(store: Path) -> dict[str, str]:
+    """hash -> finished_at of the rows committed so far (read-only)."""
+    if not store.exists():
+        return {}
+    db = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=30)
+    try:
+        return dict(db.execute("SELECT hash, finished_at FROM runs WHERE status='ok'"))
+    except sqlite3.OperationalError:  # tables not created yet
+        return {}
+    finally:
+        db.close()
+
+
+def test_killed_sweep_resumes_without_recomputing(tmp_path: Path) -> None:
+    """A real SIGKILL of the sweep and its Dask workers mid-run; the second
+    run keeps every committed point and computes only the rest."""
+    axis = '[[axis]]\nkey = "tier[0].capacity"\nrange = { from = "1%", to = "10%", step = "1%" }\n'
+    # ~0.3 s per point on one worker: long enough to kill in the middle.
+    text = experiment("kill", axis).replace("requests = 20000", "requests = 4_000_000")
+    text = text.replace("objects = 2000", "objects = 200_000")
+    exp = tmp_path / "kill.toml"
+    exp.write_text(text)
+    store = tmp_path / "kill.sqlite"
+    log = tmp_path / "first-run.log"
+    with open(log, "wb") as out:
+        p = subprocess.Popen(
+            [*tierlab_argv(), "sweep", str(exp), "--workers", "1", "--no-progress"],
+            cwd=tmp_path,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,  # its own process group: the Dask workers die with it
+        )
+    deadline = time.monotonic() + 120
+    try:
+        while len(_rows(store)) < 3:
+            assert p.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, "no point finished in 120 s"
+            time.sleep(0.05)
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    before = _rows(store)
+    assert 3 <= len(before) < 10, f"{len(before)} points finished before the kill"
+
+    r = subprocess.run(
+        [*tierlab_argv(), "sweep", str(exp), "--workers", "1"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    assert (
+        f"10 points: {10 - len(before)} run, {len(before)} already in the store, 0 failed"
+        in r.stdout
+    )
+    after = _rows(store)
+    assert len(after) == 10
+    # the points finished before the kill were not recomputed
+    assert {h: after[h] for h in before} == before
+    df = tierlab.load(store)
+    assert df["tier[0].capacity"].tolist() == [f"{i}%" for i in range(1, 11)]
+    assert df["miss_ratio"].is_monotonic_decreasing
+
+
+def test_sweep_on_an_existing_cluster(tmp_path: Path, tierlab_cmd: Callable[..., Ran]) -> None:
+    """--scheduler: a cluster started apart, as on a real cluster."""
+    sched_file = tmp_path / "scheduler.json"
+    dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
+    worker_cmd = [sys.executable, "-m", "distributed.cli.dask_worker"]
+    procs = [
+        subprocess.Popen(
+            [
+                *dask,
+                "--scheduler-file",
+                str(sched_file),
+                "--port",
+                "0",
+                "--host",
+                "127.0.0.1",
+                "--no-dashboard",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    ]
+    try:
+        deadline = time.monotonic() + 60
+        while not sched_file.exists() or not sched_file.read_text().strip():
+            assert time.monotonic() < deadline, "the scheduler did not start"
+            time.sleep(0.1)
+        procs.append(
+            subprocess.Popen(
+                [
+                    *worker_cmd,
+                    "--scheduler-file",
+                    str(sched_file),
+                    "--nworkers",
+                    "1",
+                    "--nthreads",
+                    "1",
+                    "--no-dashboard",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+        address = json.loads(sched_file.read_text())["address"]
+        exp = tmp_path / "e.toml"
+        exp.write_text(experiment("remote", SLOWDOWN_BY_CAPACITY))
+        r = tierlab_cmd("sweep", exp, "--scheduler", address, cwd=tmp_path, timeout=180)
+        assert r.code == 0, r.err
+        assert "6 points: 6 run" in r.out
+        assert set(tierlab.load(tmp_path / "remote.sqlite")["status"]) == {"ok"}
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.wait(timeout=30)
+
+
+# --------------------------------------------------------------------------
+# bad input: one line, exit 2
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        (
+            '[experiment]\nname = "x"\nrepeats = 2\n' + BASE,
+            "experiment.repeats: unknown key; expected one of",
+        ),
+        ('[experiment]\ndescription = "no name"\n' + BASE, "experiment.name: required"),
+        (BASE, "experiment: missing [experiment] table"),
+        ('[experiment]\nname = "x"\n', "base: missing"),
+        (
+            experiment("x", '[[axis]]\nkey = "tier[3].capacity"\nvalues = [1]\n'),
+            "axis[0].key: tier[3]: the base config has 1 entry in tier",
+        ),
+        (
+            experiment("x", '[[axis]]\nkey = "tier[0]..capacity"\nvalues = [1]\n'),
+            "axis[0].key: 'tier[0]..capacity': empty segment",
+        ),
+        (
+            experiment(
+                "x",
+                '[[axis]]\nkey = "workload.alpha"\nvalues = [1]\nrange = { from = 1, '
+                "to = 2, num = 2 }\n",
+            ),
+            "axis[0]: give values = [...] or range",
+        ),
+        (
+            experiment(
+                "x", '[[axis]]\nkey = "workload.alpha"\nrange = { from = 1, to = 2, num = 0 }\n'
+            ),
+            "axis[0].range.num: 0; expected an integer from 1",
+        ),
+        (
+            experiment(
+                "x", '[[axis]]\nkey = "workload.alpha"\nrange = { from = 3, to = 2, step = 1 }\n'
+            ),
+            "axis[0].range.to: 2 is below from = 3",
+        ),
+        (
+            experiment(
+                "x",
+                '[[axis]]\nkey = "workload.alpha"\nrange = { from = "1MiB", '
+                'to = "9 furlongs", num = 2 }\n',
+            ),
+            "axis[0].range.to: '9 furlongs'",
+        ),
+        (
+            experiment("x", '[[axis]]\nkey = "workload.alpha"\nvalues = [1, 2]\nlabels = ["a"]\n'),
+            "axis[0].labels: expected a list of 2 labels",
+        ),
+        (experiment("x", "", "repetitions = 0"), "experiment.repetitions: 0"),
+        (
+            experiment("x", "", 'metrics = ["miss_ratio", "hit_rate"]'),
+            "experiment.metrics: unknown 'hit_rate'; a run's summary has",
+        ),
+    ],
+)
+def test_bad_experiments(
+    tmp_path: Path, tierlab_cmd: Callable[..., Ran], text: str, needle: str
+) -> None:
+    exp = tmp_path / "bad.toml"
+    exp.write_text(text)
+    r = tierlab_cmd("sweep", exp, "--workers", "1", cwd=tmp_path)
+    assert_bad(r, needle)
+    with pytest.raises(
+        tierlab.ConfigError,
+        match=needle.replace("[", r"\[").replace("(", r"\(").replace(".", r"\."),
+    ):
+        tierlab.sweep(exp, store=tmp_path / "api.sqlite", workers=1)
+
+
+def test_bad_store_and_arguments(tmp_path: Path, tierlab_cmd: Callable[..., Ran]) -> None:
+    assert_bad(
+        tierlab_cmd("export", tmp_path / "none.sqlite", "-o", tmp_path / "o.csv"),
+        "none.sqlite: no such results file",
+    )
+    junk = tmp_path / "junk.sqlite"
+    junk.write_text("not a database, just text " * 100)
+    assert_bad(
+        tierlab_cmd("export", junk, "-o", tmp_path / "o.csv"),
+        "junk.sqlite: not a tierlab results store",
+    )
+    other = tmp_path / "other.sqlite"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.commit()
+    assert_bad(
+        tierlab_cmd("export", other, "-o", tmp_path / "o.csv"),
+        "other.sqlite: not a tierlab results store",
+    )
+    with pytest.raises(tierlab.StoreError, match="not a tierlab results store"):
+        tierlab.load(junk)
+    exp = tmp_path / "e.toml"
+    exp.write_text(experiment("ok", ""))
+    assert_bad(
+        tierlab_cmd("sweep", exp, "--set", "workload.alpha"),
+        "--set 'workload.alpha': expected KEY=VALUE",
+    )
+    assert_bad(tierlab_cmd("sweep", exp, "--workers", "0"), "--workers 0: must be at least 1")
+    assert_bad(tierlab_cmd("sweep", tmp_path / "nope.toml"), "nope.toml: no such experiment file")
+    assert_bad(
+        tierlab_cmd("sweep", exp, "--store", tmp_path / "no" / "dir.sqlite"), "no such directory"
+    )
+    tierlab.sweep(exp, store=tmp_path / "r.sqlite", workers=1)
+    assert_bad(
+        tierlab_cmd("export", tmp_path / "r.sqlite", "-o", tmp_path / "o.xlsx"),
+        "o.xlsx: the output must end in .csv or .parquet",
+    )
+    assert_bad(
+        tierlab_cmd(
+            "export", tmp_path / "r.sqlite", "-o", tmp_path / "o.csv", "--experiment", "nope"
+        ),
+        "no experiment 'nope' (it holds: ok)",
+    )
+
+
+def test_docs_python_example(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """docs/experiments.md's Python block runs as written (its store moved to tmp_path)."""
+    from conftest import REPO
+    from test_readme import shell_blocks
+
+    text = (REPO / "docs" / "experiments.md").read_text(encoding="utf-8")
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    assert shell_blocks(text), "docs/experiments.md shows no command"
+    monkeypatch.chdir(REPO)
+    exec(compile(code.replace("/tmp/", f"{tmp_path}/"), "experiments.md", "exec"), {})
+    assert len(tierlab.load(tmp_path / "slowdown.sqlite")) == 40
