@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -261,8 +261,9 @@ def _err(msg: str, hint: str | None = None) -> int:
 
 
 @contextmanager
-def _progress(enabled: bool, label: str) -> Iterator[Callable[[int, int | None], None] | None]:
-    """A rich progress bar on stderr, only when stderr is a terminal."""
+def _bar(enabled: bool, label: str, *, sweep: bool = False) -> Iterator[tuple[Any, Any] | None]:
+    """A rich progress bar on stderr, only when stderr is a terminal; yields
+    (bar, task) or None. ``sweep`` adds failed/left counts and time left."""
     if not (enabled and sys.stderr.isatty()):
         yield None
         return
@@ -270,21 +271,39 @@ def _progress(enabled: bool, label: str) -> Iterator[Callable[[int, int | None],
         BarColumn,
         MofNCompleteColumn,
         Progress,
+        ProgressColumn,
         TextColumn,
         TimeElapsedColumn,
+        TimeRemainingColumn,
     )
 
     from tierlab._format import console
 
-    with Progress(
+    columns: list[ProgressColumn] = [
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console(stderr=True),
-        transient=True,
-    ) as bar:
-        task = bar.add_task(label, total=None)
+    ]
+    if sweep:
+        columns.append(TextColumn("{task.fields[failed]} failed, {task.fields[left]} left"))
+    columns.append(TimeElapsedColumn())
+    if sweep:
+        columns.append(TimeRemainingColumn())
+    with Progress(*columns, console=console(stderr=True), transient=True) as bar:
+        if sweep:
+            yield bar, bar.add_task(label, total=None, failed=0, left="?")
+        else:
+            yield bar, bar.add_task(label, total=None)
+
+
+@contextmanager
+def _progress(enabled: bool, label: str) -> Iterator[Callable[[int, int | None], None] | None]:
+    """Requests done (of a total when known)."""
+    with _bar(enabled, label) as b:
+        if b is None:
+            yield None
+            return
+        bar, task = b
 
         def update(done: int, total: int | None) -> None:
             bar.update(task, completed=done, total=total)
@@ -532,32 +551,12 @@ def _overrides(pairs: list[str]) -> dict[str, object]:
 
 @contextmanager
 def _sweep_progress(enabled: bool, label: str) -> Iterator[Callable[[int, int, int], None] | None]:
-    """Points done, failed and remaining, on stderr when it is a terminal."""
-    if not (enabled and sys.stderr.isatty()):
-        yield None
-        return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    from tierlab._format import console
-
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[failed]} failed, {task.fields[left]} left"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=console(stderr=True),
-        transient=True,
-    ) as bar:
-        task = bar.add_task(label, total=None, failed=0, left="?")
+    """Points done, failed and left."""
+    with _bar(enabled, label, sweep=True) as b:
+        if b is None:
+            yield None
+            return
+        bar, task = b
 
         def update(done: int, failed: int, total: int) -> None:
             bar.update(task, completed=done, total=total, failed=failed, left=total - done)

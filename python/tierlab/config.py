@@ -30,22 +30,30 @@ def load_config(config: ConfigLike) -> Config:
     ``config`` is a path to a TOML file, TOML text, or a mapping. Relative
     trace paths in a file are taken relative to the file's folder.
     """
-    if isinstance(config, Mapping):
-        return copy.deepcopy(dict(config))
-    if isinstance(config, os.PathLike) or (isinstance(config, str) and _looks_like_path(config)):
-        path = Path(config)
+    cfg, folder = read_toml(config, "config")
+    if folder is not None:
+        _resolve_paths(cfg, folder)
+    return cfg
+
+
+def read_toml(source: ConfigLike, what: str) -> tuple[dict[str, Any], Path | None]:
+    """A TOML table from a file path, TOML text or a mapping (copied), and the
+    folder of the file it came from (None for text and mappings). ``what``
+    names the kind of file in errors ("no such config file")."""
+    if isinstance(source, Mapping):
+        return copy.deepcopy(dict(source)), None
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and _looks_like_path(source)):
+        path = Path(source)
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            raise ConfigError(f"{path}: no such config file") from None
+            raise ConfigError(f"{path}: no such {what} file") from None
         except OSError as e:
             raise ConfigError(f"{path}: {e.strerror}") from None
-        cfg = _parse(text, str(path))
-        _resolve_paths(cfg, path.parent)
-        return cfg
-    if isinstance(config, str):
-        return _parse(config, "config")
-    raise ConfigError(f"config: expected a path, TOML text or a dict, not {type(config).__name__}")
+        return _parse(text, str(path)), path.resolve().parent
+    if isinstance(source, str):
+        return _parse(source, what), None
+    raise ConfigError(f"{what}: expected a path, TOML text or a dict, not {type(source).__name__}")
 
 
 def _parse(text: str, where: str) -> Config:

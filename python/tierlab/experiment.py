@@ -19,14 +19,13 @@ import json
 import math
 import os
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
 from typing import Any
 
-from tierlab.config import Config, ConfigLike, load_config
+from tierlab.config import Config, ConfigLike, load_config, read_toml
 from tierlab.errors import ConfigError
 
 EXPERIMENT_KEYS = {
@@ -141,7 +140,7 @@ def load_experiment(
     >>> [(p.labels["tier[0].slowdown"], p.seed) for p in e.points]
     [(1, 42), (1, 43), (3, 42), (3, 43)]
     """
-    raw, folder = _read(experiment)
+    raw, folder = read_toml(experiment, "experiment")
     _no_unknown(raw, TOP_KEYS, "")
     exp = raw.get("experiment")
     if not isinstance(exp, dict):
@@ -203,28 +202,6 @@ def load_experiment(
         store=store_path,
         repetitions=reps,
     )
-
-
-def _read(experiment: ConfigLike) -> tuple[dict[str, Any], Path | None]:
-    if isinstance(experiment, Mapping):
-        return copy.deepcopy(dict(experiment)), None
-    s = os.fspath(experiment) if isinstance(experiment, os.PathLike) else experiment
-    if isinstance(experiment, os.PathLike) or ("\n" not in s and s.endswith(".toml")):
-        path = Path(s)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise ConfigError(f"{path}: no such experiment file") from None
-        except OSError as e:
-            raise ConfigError(f"{path}: {e.strerror}") from None
-        try:
-            return dict(tomllib.loads(text)), path.resolve().parent
-        except tomllib.TOMLDecodeError as e:
-            raise ConfigError(f"{path}: invalid TOML: {e}") from None
-    try:
-        return dict(tomllib.loads(s)), None
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"experiment: invalid TOML: {e}") from None
 
 
 def _no_unknown(table: Mapping[str, Any], allowed: set[str], prefix: str) -> None:
