@@ -197,6 +197,28 @@ def test_failed_points_are_recorded_and_the_sweep_goes_on(
     assert "3 points: 0 run, 2 already in the store, 1 failed" in r.out
 
 
+def test_dry_run_counts_and_writes_nothing(tmp_path: Path, tierlab_cmd: Callable[..., Ran]) -> None:
+    exp = tmp_path / "e.toml"
+    exp.write_text(experiment("dry", SLOWDOWN_BY_CAPACITY, "repetitions = 2"))
+    r = tierlab_cmd("sweep", exp, "--dry-run", cwd=tmp_path)
+    assert r.code == 0, r.err
+    assert r.out.splitlines() == [
+        "tier[0].slowdown: 2 values: 1, 3",
+        "tier[0].capacity: 3 values: 5%, 10%, 15%",
+        "repetitions: 2",
+        "dry: 12 points: 0 already in dry.sqlite, 12 to run",
+    ]
+    assert not (tmp_path / "dry.sqlite").exists()
+    tierlab.sweep(
+        exp, store=tmp_path / "dry.sqlite", workers=1, overrides={"workload.requests": 1000}
+    )
+    # other requests: other points; the same ones: all in the store
+    r = tierlab_cmd("sweep", exp, "--dry-run", cwd=tmp_path)
+    assert r.out.splitlines()[-1].endswith("0 already in dry.sqlite, 12 to run")
+    r = tierlab_cmd("sweep", exp, "--dry-run", "--set", "workload.requests=1000", cwd=tmp_path)
+    assert r.out.splitlines()[-1].endswith("12 already in dry.sqlite, 0 to run")
+
+
 def test_export_csv_and_parquet(tmp_path: Path, tierlab_cmd: Callable[..., Ran]) -> None:
     store = tmp_path / "s.sqlite"
     tierlab.sweep(experiment("ex", SLOWDOWN_BY_CAPACITY), store=store, workers=1)

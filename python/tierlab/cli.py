@@ -217,6 +217,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="set a config key path in every point, e.g. workload.scale=0.1 (TOML value)",
     )
+    sw.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="list the axes and count the points (and those already in the store); run nothing",
+    )
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     ex = sub.add_parser(
@@ -573,15 +578,31 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         overrides = _overrides(a.set)
     except _BadArg as e:
         return _err(str(e))
-    with _sweep_progress(not a.no_progress, "sweep") as cb:
+    if a.dry_run:
+        from tierlab.experiment import load_experiment
+
+        exp = load_experiment(a.experiment, overrides)
+        for ax in exp.axes:
+            shown = ", ".join(str(v) for v in ax.labels)
+            print(f"{ax.key}: {len(ax.labels)} values: {shown}")
+        if exp.repetitions > 1:
+            print(f"repetitions: {exp.repetitions}")
+    with _sweep_progress(not a.no_progress and not a.dry_run, "sweep") as cb:
         r = sweep(
-            a.experiment,
+            exp if a.dry_run else a.experiment,
             store=a.store,
             scheduler=a.scheduler,
             workers=a.workers,
             progress=cb,
-            overrides=overrides,
+            overrides=None if a.dry_run else overrides,
+            dry_run=a.dry_run,
         )
+    if a.dry_run:
+        print(
+            f"{r.experiment}: {r.total} points: {r.skipped} already in {r.store}, "
+            f"{r.total - r.skipped} to run"
+        )
+        return 0
     for failure in r.errors:
         print(f"failed: {failure}", file=sys.stderr)
     print(

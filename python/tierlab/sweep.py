@@ -103,10 +103,12 @@ def run_point(
 
 
 @contextmanager
-def client_for(scheduler: str | None, workers: int | None) -> Iterator[Client]:
+def client_for(
+    scheduler: str | None, workers: int | None, points: int | None = None
+) -> Iterator[Client]:
     """A Dask client: of an existing cluster (``scheduler`` address), or of a
     local cluster of ``workers`` single-threaded processes (default: one per
-    core) that is shut down afterwards."""
+    core, and no more than ``points``) that is shut down afterwards."""
     from distributed import Client, LocalCluster
 
     if scheduler is not None:
@@ -122,6 +124,8 @@ def client_for(scheduler: str | None, workers: int | None) -> Iterator[Client]:
             client.close()
         return
     n = workers or os.cpu_count() or 1
+    if points is not None:
+        n = max(1, min(n, points))
     cluster = LocalCluster(
         n_workers=n,
         threads_per_worker=1,
@@ -147,6 +151,7 @@ def sweep(
     workers: int | None = None,
     progress: SweepProgress | None = None,
     overrides: Mapping[str, Any] | None = None,
+    dry_run: bool = False,
 ) -> SweepReport:
     """Runs every point of an experiment not yet in its results store.
 
@@ -168,6 +173,9 @@ def sweep(
         Called as ``progress(done, failed, total)`` as points finish.
     overrides
         Config key paths set in every point (``{"workload.scale": 0.01}``).
+    dry_run
+        Expand the experiment and compare it with the store, run nothing
+        (``skipped`` says how many points the store holds already).
 
     Returns
     -------
@@ -184,11 +192,19 @@ def sweep(
     else:
         exp = load_experiment(experiment, overrides)
     path = Path(store) if store is not None else exp.store
+    unique = len({p.hash for p in exp.points})
+    if dry_run:
+        # Reads the store if there is one; creates and writes nothing.
+        known: set[str] = set()
+        if path.exists():
+            with Store(path, create=False) as st:
+                known = st.finished(exp.name, failed_too=False)
+        left = len(pending(exp.points, known))
+        return SweepReport(exp.name, unique, unique - left, 0, 0, path, [])
     with Store(path) as st:
         st.register(exp)
         done_before = st.finished(exp.name, failed_too=False)
         todo = pending(exp.points, done_before)
-        unique = len({p.hash for p in exp.points})
         report = SweepReport(exp.name, unique, unique - len(todo), 0, 0, path, [])
         if not todo:
             return report
@@ -196,7 +212,7 @@ def sweep(
             progress(0, 0, len(todo))
         from distributed import as_completed
 
-        with client_for(scheduler, workers) as client:
+        with client_for(scheduler, workers, len(todo)) as client:
             futures = {}
             for p in todo:
                 f = client.submit(
