@@ -299,6 +299,30 @@ def test_killed_sweep_resumes_without_recomputing(tmp_path: Path) -> None:
     assert df["miss_ratio"].is_monotonic_decreasing
 
 
+def test_ctrl_c_stops_a_sweep_and_keeps_what_finished(tmp_path: Path) -> None:
+    axis = '[[axis]]\nkey = "tier[0].capacity"\nrange = { from = "1%", to = "10%", step = "1%" }\n'
+    text = experiment("intr", axis).replace("requests = 20000", "requests = 4_000_000")
+    exp = tmp_path / "intr.toml"
+    exp.write_text(text.replace("objects = 2000", "objects = 200_000"))
+    store = tmp_path / "intr.sqlite"
+    p = subprocess.Popen(
+        [*tierlab_argv(), "sweep", str(exp), "--workers", "1"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not _rows(store) and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "interrupted"
+    assert "Traceback" not in err
+    assert 1 <= len(_rows(store)) < 10
+
+
 def test_sweep_on_an_existing_cluster(tmp_path: Path, tierlab_cmd: Callable[..., Ran]) -> None:
     """--scheduler: a cluster started apart, as on a real cluster."""
     sched_file = tmp_path / "scheduler.json"
