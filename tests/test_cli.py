@@ -373,6 +373,8 @@ HELP = [
     ["mrc"],
     ["sweep"],
     ["export"],
+    ["report"],
+    ["reproduce"],
 ]
 
 

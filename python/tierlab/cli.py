@@ -234,6 +234,8 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("-o", "--output", required=True, metavar="OUT", help="OUT.csv or OUT.parquet")
     ex.add_argument("--experiment", help="only this experiment (a store may hold several)")
 
+    _add_report_parsers(sub)
+
     bench = sub.add_parser(
         "bench",
         help="time tierlab on a trace",
@@ -256,6 +258,45 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--repeat", type=int, default=5, help="repetitions (median reported)")
     bench.add_argument("--json", action="store_true", help="print JSON")
     return p
+
+
+def _add_report_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    rp = sub.add_parser(
+        "report",
+        help="plots and an HTML report of a results store",
+        description="Write the plots (PNG and SVG) and one self-contained HTML file of an "
+        "experiment's results, picked from its axes (docs/reports.md).",
+    )
+    rp.add_argument("store", metavar="RESULTS", help="results file (SQLite) of tierlab sweep")
+    rp.add_argument(
+        "-o", "--output", metavar="DIR", help="output folder (default: <experiment>-report)"
+    )
+    rp.add_argument("--experiment", help="which experiment, when the store holds several")
+
+    rr = sub.add_parser(
+        "reproduce",
+        help="rerun a source paper's experiment (s1, s2, s5) beside its figures",
+        description="Run a bundled experiment (S1 Table II, S2's five PostMark runs, S5's "
+        "storage types) through the sweep, print tierlab's figures beside the paper's and "
+        "write the report (docs/reproduce-s1.md, -s2.md, -s5.md).",
+    )
+    rr.add_argument("name", metavar="NAME", help="s1, s2 or s5")
+    rr.add_argument(
+        "-o", "--output", metavar="DIR", help="store and report folder (default: tierlab-NAME)"
+    )
+    rr.add_argument(
+        "--scheduler", metavar="ADDRESS", help="an existing Dask scheduler (default: local)"
+    )
+    rr.add_argument(
+        "--workers", type=int, metavar="N", help="local cluster processes (default: one per core)"
+    )
+    rr.add_argument(
+        "--scale",
+        metavar="F",
+        default="1",
+        help="multiply the experiment's workload scale and absolute tier sizes by F",
+    )
+    rr.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def _err(msg: str, hint: str | None = None) -> int:
@@ -620,6 +661,35 @@ def cmd_export(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(a: argparse.Namespace) -> int:
+    from tierlab.report import write_report
+
+    r = write_report(a.store, a.output, experiment=a.experiment)
+    print(f"wrote {r.html} and {len(r.plots)} plot files to {r.html.parent}")
+    return 0
+
+
+def cmd_reproduce(a: argparse.Namespace) -> int:
+    from tierlab.reproduce import REPRODUCTIONS, print_reproduction, reproduce
+
+    if a.name not in REPRODUCTIONS:
+        return _err(f"unknown reproduction {a.name!r}; expected one of {', '.join(REPRODUCTIONS)}")
+    if a.workers is not None and a.workers < 1:
+        return _err(f"--workers {a.workers}: must be at least 1")
+    try:
+        scale = float(_number("--scale", a.scale, float) or 0.0)
+    except _BadArg as e:
+        return _err(str(e))
+    if not (scale > 0 and scale < float("inf")):
+        return _err(f"--scale {a.scale}: must be a positive number")
+    with _sweep_progress(not a.no_progress, f"reproduce {a.name}") as cb:
+        r = reproduce(
+            a.name, a.output, scale=scale, scheduler=a.scheduler, workers=a.workers, progress=cb
+        )
+    print_reproduction(r)
+    return 0
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": cmd_run,
     "techs": cmd_techs,
@@ -629,6 +699,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "mrc": cmd_mrc,
     "sweep": cmd_sweep,
     "export": cmd_export,
+    "report": cmd_report,
+    "reproduce": cmd_reproduce,
 }
 
 

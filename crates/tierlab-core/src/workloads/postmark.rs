@@ -13,6 +13,12 @@
 //! are integers 0..10 (`set bias read 5`); here they are the probabilities
 //! they stand for (5 -> 0.5).
 //!
+//! `runs` > 1 runs PostMark that many times in a row (S2 reports miss rates
+//! over five successive PostMark processes): each run builds a new pool,
+//! runs its transactions and deletes what is left; file ids keep counting,
+//! so no key of one run is reused by the next, and the random stream goes
+//! on, so each run draws other sizes and picks.
+//!
 //! Left out: directories and file names (metadata I/O), PostMark's
 //! read/write block sizes (the page cache sees whole pages either way), and
 //! inode reuse (a new file never takes a deleted file's keys).
@@ -34,6 +40,7 @@ pub struct PostmarkParams {
     pub max_size: Option<u64>,
     pub read_bias: Option<f64>,
     pub create_bias: Option<f64>,
+    pub runs: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -44,6 +51,8 @@ pub struct PostmarkSpec {
     pub max_size: u64,
     pub read_bias: f64,
     pub create_bias: f64,
+    /// PostMark runs in a row (not scaled).
+    pub runs: u64,
     pub seed: u64,
     pub page_size: u32,
 }
@@ -100,6 +109,7 @@ impl PostmarkSpec {
             max_size,
             read_bias: check_share("read_bias", p.read_bias.unwrap_or(rb))?,
             create_bias: check_share("create_bias", p.create_bias.unwrap_or(cb))?,
+            runs: check_at_least("runs", p.runs.unwrap_or(1), 1)?,
             seed: c.seed,
             page_size: c.page_size,
         })
@@ -127,6 +137,7 @@ pub struct Postmark {
     next_id: u64,
     phase: Phase,
     done_transactions: u64,
+    done_runs: u64,
 }
 
 impl Postmark {
@@ -137,6 +148,7 @@ impl Postmark {
             next_id: 1,
             phase: Phase::Pool,
             done_transactions: 0,
+            done_runs: 0,
             spec: spec.clone(),
         }
     }
@@ -209,8 +221,18 @@ impl Script for Postmark {
                     return Some(Run::new(f.id, 0, self.pages(f.bytes), Op::Delete));
                 }
                 Phase::Teardown => {
-                    let f = self.live.pop()?;
-                    return Some(Run::new(f.id, 0, self.pages(f.bytes), Op::Delete));
+                    if let Some(f) = self.live.pop() {
+                        return Some(Run::new(f.id, 0, self.pages(f.bytes), Op::Delete));
+                    }
+                    // Stays done: a finished trace is asked again by its reader.
+                    if self.done_runs + 1 >= self.spec.runs {
+                        self.done_runs = self.spec.runs;
+                        return None;
+                    }
+                    self.done_runs += 1;
+                    // The next run: a new pool (new ids), new transactions.
+                    self.phase = Phase::Pool;
+                    self.done_transactions = 0;
                 }
             }
         }
@@ -218,8 +240,13 @@ impl Script for Postmark {
 
     fn describe(&self) -> String {
         let s = &self.spec;
+        let runs = if s.runs > 1 {
+            format!(", {} runs in a row", s.runs)
+        } else {
+            String::new()
+        };
         format!(
-            "postmark: {} files of {}..{} B, {} transactions (read bias {}, create bias {}), seed {}",
+            "postmark: {} files of {}..{} B, {} transactions (read bias {}, create bias {}){runs}, seed {}",
             s.files, s.min_size, s.max_size, s.transactions, s.read_bias, s.create_bias, s.seed
         )
     }
@@ -322,6 +349,66 @@ mod tests {
         assert!(state.values().all(|&v| v == 2));
         let files: std::collections::HashSet<u64> = reqs.iter().map(|r| key_file(r.key)).collect();
         assert!(files.len() as u64 >= s.files);
+    }
+
+    #[test]
+    fn successive_runs_use_new_files_and_each_ends_empty() {
+        // s2: files of >= 400,000 B, so only a create writes page 0.
+        let one = spec("s2", 0.01, 3);
+        let p = PostmarkParams {
+            runs: Some(3),
+            ..Default::default()
+        };
+        let three = PostmarkSpec::resolve("s2", &p, common(0.01, 3)).unwrap();
+        assert_eq!(three.runs, 3);
+        let first = runs(Postmark::new(&one));
+        let all3 = runs(Postmark::new(&three));
+        // The first run is the single run, request for request.
+        assert_eq!(&all3[..first.len()], &first[..]);
+        // Each run starts with a pool of `files` creates after the previous
+        // run's teardown emptied the file system.
+        let mut live: std::collections::HashSet<u64> = Default::default();
+        let mut seen: std::collections::HashSet<u64> = Default::default();
+        let mut pools = 0;
+        let mut i = 0;
+        while i < all3.len() {
+            if live.is_empty() {
+                pools += 1;
+                for r in &all3[i..i + one.files as usize] {
+                    assert_eq!((r.op, r.first), (Op::Write, 0), "a pool creates files");
+                }
+            }
+            let r = all3[i];
+            match r.op {
+                Op::Write if r.first == 0 => {
+                    // A create: an id never seen before, in this run or another.
+                    assert!(seen.insert(r.id), "file id {} reused", r.id);
+                    live.insert(r.id);
+                }
+                Op::Delete => assert!(live.remove(&r.id)),
+                _ => assert!(live.contains(&r.id)),
+            }
+            i += 1;
+        }
+        assert!(live.is_empty());
+        assert_eq!(pools, 3);
+        assert!(all3.len() > 2 * first.len());
+        // A finished trace stays finished when asked again.
+        let mut g = Postmark::new(&three);
+        while g.next_run().is_some() {}
+        assert!(g.next_run().is_none() && g.next_run().is_none());
+    }
+
+    #[test]
+    fn runs_must_be_at_least_one() {
+        let p = PostmarkParams {
+            runs: Some(0),
+            ..Default::default()
+        };
+        assert_eq!(
+            PostmarkSpec::resolve("s1", &p, common(1.0, 1)).unwrap_err(),
+            bad("runs", "0 is out of range; must be at least 1")
+        );
     }
 
     #[test]

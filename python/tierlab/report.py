@@ -1,0 +1,531 @@
+"""Reports: plots (PNG and SVG, matplotlib Agg) and one self-contained HTML
+file per experiment, from a results store.
+
+The plots are picked from the experiment's axes (docs/reports.md):
+
+- a ``tier[i].slowdown`` axis and a ``tier[i].capacity`` axis: throughput
+  against the tier's size, one line per slowdown (S1 Fig. 8), and the
+  equivalent-capacity table (S1 Table II);
+- a ``tier[i].admission`` axis and a ``backing.tech`` axis: storage access
+  time of each cache configuration relative to the first one, per storage
+  technology (S5 Figs. 3-5), and the gain table;
+- kept timelines: the miss ratio over time, one line per point, with the
+  boundaries of successive PostMark runs when the workload has ``runs``
+  (S2);
+- any other sweep: each metric against the first axis.
+
+Every report also holds the table of all results.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+_SLOWDOWN = re.compile(r"^tier\[(\d+)\]\.slowdown$")
+_CAPACITY = re.compile(r"^tier\[(\d+)\]\.capacity$")
+_ADMISSION = re.compile(r"^tier\[(\d+)\]\.admission$")
+_BACKING = "backing.tech"
+#: Results tables longer than this are cut in the HTML (the store has them all).
+MAX_TABLE_ROWS = 500
+
+
+@dataclass
+class Section:
+    """A part of a report: a heading, a paragraph, tables and figures."""
+
+    title: str
+    text: str = ""
+    tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
+    figures: list[tuple[str, Figure]] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    """What :func:`write_report` wrote."""
+
+    experiment: str
+    html: Path
+    plots: list[Path]
+    sections: list[Section]
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", str(text)).strip("-").lower() or "x"
+
+
+def _label(v: Any) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def _numeric(values: pd.Series) -> pd.Series | None:
+    """The axis values as numbers ("10%" -> 10.0), or None."""
+    import pandas as pd
+
+    def conv(v: Any) -> float:
+        if isinstance(v, bool):
+            raise ValueError
+        if isinstance(v, int | float):
+            return float(v)
+        s = str(v).strip()
+        return float(s[:-1]) if s.endswith("%") else float(s)
+
+    try:
+        return pd.Series([conv(v) for v in values], index=values.index, dtype=float)
+    except (TypeError, ValueError):
+        return None
+
+
+def _figure(width: float = 7.0, height: float = 4.5, ncols: int = 1) -> tuple[Figure, Any]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width * ncols if ncols > 1 else width, height), dpi=100)
+    axes = fig.subplots(1, ncols, squeeze=False)[0]
+    return fig, axes
+
+
+def _combos(df: pd.DataFrame, cols: Sequence[str]) -> list[tuple[dict[str, Any], pd.DataFrame]]:
+    """The rows of each combination of ``cols`` (in order of appearance)."""
+    if not cols:
+        return [({}, df)]
+    out = []
+    for key, g in df.groupby(list(cols), sort=False, dropna=False):
+        kt = key if isinstance(key, tuple) else (key,)
+        out.append((dict(zip(cols, kt, strict=True)), g))
+    return out
+
+
+def _where(combo: dict[str, Any]) -> str:
+    return ", ".join(f"{k} = {_label(v)}" for k, v in combo.items())
+
+
+# --------------------------------------------------------------------------
+# S1: throughput against size, one line per slowdown
+# --------------------------------------------------------------------------
+
+
+def capacity_slowdown_section(
+    df: pd.DataFrame, slowdown: str, capacity: str, others: Sequence[str]
+) -> Section:
+    """Throughput against the tier's capacity, one line per slowdown, one plot
+    per combination of the other axes; the equivalent-capacity table."""
+    from tierlab.analysis import equivalent_capacity, ratio_summary
+
+    tier = _SLOWDOWN.match(slowdown)
+    idx = tier.group(1) if tier else "0"
+    cap_metric = f"tiers.{idx}.capacity"
+    d = df[df["status"] == "ok"].copy()
+    metric = "throughput_rps" if "throughput_rps" in d.columns else _metrics(d)[0]
+    if cap_metric in d.columns:
+        d["_x"] = d[cap_metric].astype(float) / 2**20
+        xlabel = f"tier {idx} capacity (MiB)"
+    else:
+        x = _numeric(d[capacity])
+        d["_x"] = x if x is not None else d[capacity].astype(str)
+        xlabel = capacity
+    sec = Section(
+        "Throughput against capacity, one line per slowdown",
+        "As S1 Fig. 8: each line is one slowdown of the tier's medium; the mean over "
+        "repetitions. The table gives, for each slowdown, the capacity at which the "
+        "slow tier matches the throughput of slowdown 1 at each swept capacity "
+        "(linear interpolation between swept sizes; empty where the slow tier never "
+        "reaches it within the sweep), as a ratio to that capacity (S1 Table II).",
+    )
+    for combo, g in _combos(d, others):
+        fig, (ax,) = _figure()
+        m = g.groupby([slowdown, capacity], sort=False)[["_x", metric]].mean().reset_index()
+        m = m.sort_values([slowdown, "_x"])
+        for s, line in m.groupby(slowdown, sort=True):
+            ax.plot(line["_x"], line[metric], marker="o", ms=3, label=f"slowdown {_label(s)}")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(metric)
+        ax.set_title(_where(combo) or "all points", fontsize=10)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        sec.figures.append((f"throughput-{_slug(_where(combo) or 'all')}", fig))
+    if cap_metric in d.columns and (d[slowdown] == 1).any():
+        eq = equivalent_capacity(
+            d,
+            slowdown=slowdown,
+            capacity=cap_metric,
+            metric=metric,
+            by=list(others),
+            group=capacity,
+        )
+        summ = ratio_summary(eq, by=list(others))
+        sec.tables.append(("Equivalent capacity ratio per slowdown (mean, min, max)", summ))
+        show = eq.copy()
+        show["capacity"] = show["capacity"] / 2**20
+        show["equivalent_capacity"] = show["equivalent_capacity"] / 2**20
+        show = show.rename(
+            columns={"capacity": "capacity (MiB)", "equivalent_capacity": "equivalent (MiB)"}
+        )
+        sec.tables.append(("Equivalent capacity at each swept capacity", show))
+    return sec
+
+
+# --------------------------------------------------------------------------
+# S5: storage access time per storage technology and cache configuration
+# --------------------------------------------------------------------------
+
+
+def admission_storage_section(
+    df: pd.DataFrame, admission: str, others: Sequence[str], baseline: Any | None = None
+) -> Section:
+    """Storage access time of each cache configuration relative to the
+    baseline configuration (default: the first), per storage technology."""
+    from tierlab.analysis import gain_over_baseline
+
+    d = df[df["status"] == "ok"]
+    metric = next(
+        (m for m in ("access_time_ns", "total_time_ns", "amat_ns") if m in d.columns),
+        _metrics(d)[0],
+    )
+    configs = list(dict.fromkeys(df[admission]))
+    base = configs[0] if baseline is None else baseline
+    g = gain_over_baseline(
+        d, config=admission, baseline=base, metric=metric, by=[_BACKING, *others]
+    )
+    sec = Section(
+        "Storage access time per storage technology and cache",
+        f"As S5 Figs. 3-5: {metric} of each cache configuration relative to "
+        f"'{_label(base)}' on the same storage (1 = the same time; lower is better); "
+        "gain = 1 - relative time.",
+    )
+    techs = list(dict.fromkeys(df[_BACKING]))
+    # One figure per combination of the other axes but the last, one panel per
+    # value of the last.
+    outer, inner = list(others[:-1]), list(others[-1:])
+    for combo, sub in _combos(g, outer):
+        panels = _combos(sub, inner)
+        fig, axes = _figure(5.0 if len(panels) > 1 else 7.0, 4.5, len(panels))
+        for ax, (pc, pg) in zip(axes, panels, strict=True):
+            width = 0.8 / max(1, len(configs))
+            for j, c in enumerate(configs):
+                ys = [
+                    float(pg[(pg[_BACKING] == t) & (pg["config"] == c)]["metric"].mean())
+                    / float(pg[(pg[_BACKING] == t) & (pg["config"] == c)]["baseline"].mean())
+                    for t in techs
+                ]
+                xs = [i + (j - (len(configs) - 1) / 2) * width for i in range(len(techs))]
+                ax.bar(xs, ys, width, label=_label(c))
+            ax.set_xticks(range(len(techs)), [_label(t) for t in techs], fontsize=8)
+            ax.set_ylabel(f"{metric} relative to {_label(base)}")
+            ax.set_title(_where(pc) or "all points", fontsize=9)
+            ax.axhline(1.0, color="grey", lw=0.8)
+            ax.grid(True, axis="y", alpha=0.3)
+        axes[0].legend(fontsize=8)
+        if combo:
+            fig.suptitle(_where(combo), fontsize=10)
+        fig.tight_layout()
+        sec.figures.append((f"access-time-{_slug(_where(combo) or 'all')}", fig))
+    table = g[g["config"] != base].copy()
+    sec.tables.append((f"Gain in {metric} over '{_label(base)}'", table))
+    return sec
+
+
+# --------------------------------------------------------------------------
+# S2: miss ratio over time
+# --------------------------------------------------------------------------
+
+
+def run_boundaries(config: dict[str, Any]) -> list[int]:
+    """For a PostMark workload with ``runs`` > 1, the request count at the end
+    of each run (generated, not simulated: the first k runs of a trace are
+    the trace of ``runs = k``); [] for any other workload."""
+    import copy
+
+    from tierlab.api import trace_stats
+
+    w = config.get("workload")
+    if not isinstance(w, dict) or w.get("type") != "postmark":
+        return []
+    runs = int((w.get("postmark") or {}).get("runs", 1))
+    if runs < 2:
+        return []
+    out = []
+    for k in range(1, runs + 1):
+        c = copy.deepcopy(config)
+        c["workload"]["postmark"]["runs"] = k
+        out.append(int(trace_stats({"workload": c["workload"]})["requests"]))
+    return out
+
+
+def timeline_section(
+    store: str | os.PathLike[str], experiment: str, axes: Sequence[str]
+) -> Section | None:
+    """Miss ratio over time, one line per point (first repetition), with the
+    boundaries of successive PostMark runs. An axis over the number of runs
+    (``workload.postmark.runs``) is shown at its largest value only."""
+    import json
+
+    from tierlab.store import Store, load_timelines
+
+    t = load_timelines(store, experiment)
+    if t.empty or "miss_ratio" not in t.columns:
+        return None
+    t = t[t["rep"] == t["rep"].min()]
+    axes = list(axes)
+    runs_ax = next((a for a in axes if a.endswith(".runs")), None)
+    if runs_ax is not None:
+        t = t[t[runs_ax] == t[runs_ax].max()]
+        axes.remove(runs_ax)
+    keep = set(t["hash"])
+    bounds: list[int] = []
+    with Store(store, create=False) as s:
+        for r in s.rows(experiment):
+            if r["hash"] in keep:
+                bounds = run_boundaries(json.loads(r["config"]))
+                break
+    sec = Section(
+        "Miss ratio over time",
+        "The hierarchy's miss ratio in each interval of the timeline (first "
+        "repetition), one line per point"
+        + ("; dotted lines mark the end of each successive PostMark run." if bounds else "."),
+    )
+    fig, (ax,) = _figure(8.0, 4.5)
+    for combo, g in _combos(t, axes):
+        g = g.sort_values("requests")
+        ax.plot(g["requests"] / 1e6, g["miss_ratio"], lw=1.2, label=_where(combo) or "run")
+    for b in bounds[:-1]:
+        ax.axvline(b / 1e6, color="grey", ls=":", lw=1)
+    ax.set_xlabel("requests (millions)")
+    ax.set_ylabel("miss ratio per interval")
+    ax.set_ylim(0, 1.05)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    sec.figures.append(("miss-ratio-over-time", fig))
+    return sec
+
+
+# --------------------------------------------------------------------------
+# any sweep
+# --------------------------------------------------------------------------
+
+
+_NOT_METRICS = {
+    "experiment", "point", "hash", "status", "error", "rep", "seed",
+    "elapsed_s", "version", "finished_at",
+}  # fmt: skip
+
+
+def _metrics(df: pd.DataFrame, axes: Sequence[str] = ()) -> list[str]:
+    import pandas as pd
+
+    return [
+        c
+        for c in df.columns
+        if c not in _NOT_METRICS
+        and c not in axes
+        and not str(c).startswith("_")
+        and pd.api.types.is_numeric_dtype(df[c])
+    ]
+
+
+def generic_section(df: pd.DataFrame, axes: Sequence[str], max_plots: int = 12) -> Section:
+    """Each metric against the first axis, one line per combination of the
+    other axes (mean over repetitions)."""
+    sec = Section(
+        "Each metric against the first axis",
+        "Mean over repetitions; one line per combination of the other axes.",
+    )
+    d = df[df["status"] == "ok"].copy()
+    if not axes or d.empty:
+        return sec
+    first, rest = axes[0], list(axes[1:])
+    x = _numeric(d[first])
+    d["_x"] = x if x is not None else d[first].astype(str)
+    for metric in _metrics(d, axes)[:max_plots]:
+        fig, (ax,) = _figure()
+        for combo, g in _combos(d, rest):
+            m = g.groupby("_x", sort=x is not None)[metric].mean()
+            ax.plot(list(m.index), list(m.values), marker="o", ms=3, label=_where(combo) or metric)
+        ax.set_xlabel(first)
+        ax.set_ylabel(metric)
+        ax.grid(True, alpha=0.3)
+        if rest:
+            ax.legend(fontsize=7)
+        fig.tight_layout()
+        sec.figures.append((f"{_slug(metric)}", fig))
+    return sec
+
+
+# --------------------------------------------------------------------------
+# writing
+# --------------------------------------------------------------------------
+
+
+def build_sections(
+    store: str | os.PathLike[str], experiment: str | None = None
+) -> tuple[dict[str, Any], pd.DataFrame, list[Section]]:
+    """The experiment's metadata, its results and the report sections its
+    axes call for."""
+    from tierlab.store import load, load_experiment_meta
+
+    meta = load_experiment_meta(store, experiment)
+    name = meta["name"]
+    df = load(store, name)
+    axes = [a["key"] for a in meta.get("axes", [])]
+    sections: list[Section] = []
+    slow = next((a for a in axes if _SLOWDOWN.match(a)), None)
+    cap = next((a for a in axes if _CAPACITY.match(a)), None)
+    adm = next((a for a in axes if _ADMISSION.match(a)), None)
+    if df.empty or not (df["status"] == "ok").any():
+        return meta, df, sections
+    if slow and cap:
+        sections.append(
+            capacity_slowdown_section(df, slow, cap, [a for a in axes if a not in (slow, cap)])
+        )
+    if adm and _BACKING in axes:
+        sections.append(
+            admission_storage_section(df, adm, [a for a in axes if a not in (adm, _BACKING)])
+        )
+    if meta.get("timeline"):
+        tl = timeline_section(store, name, axes)
+        if tl is not None:
+            sections.append(tl)
+    if not sections:
+        sections.append(generic_section(df, axes))
+    return meta, df, sections
+
+
+def _png_b64(fig: Figure) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _table_html(df: pd.DataFrame) -> str:
+    shown = df.head(MAX_TABLE_ROWS)
+    out: str = shown.to_html(index=False, na_rep="", float_format=_fmt, border=0, classes="results")
+    if len(df) > MAX_TABLE_ROWS:
+        out += f"<p>(first {MAX_TABLE_ROWS} of {len(df)} rows)</p>"
+    return out
+
+
+def _fmt(x: float) -> str:
+    if math.isnan(x):
+        return ""
+    if x != 0 and (abs(x) >= 1e6 or abs(x) < 1e-3):
+        return f"{x:.4g}"
+    return f"{x:,.4f}".rstrip("0").rstrip(".")
+
+
+_CSS = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; } h3 { font-size: 1em; }
+table.results { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
+table.results th, table.results td { padding: 2px 8px; border-bottom: 1px solid #ddd;
+  text-align: right; }
+table.results th { background: #f4f4f4; }
+img { max-width: 100%; } .meta { color: #555; font-size: 0.9em; }
+"""
+
+
+def write_report(
+    store: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str] | None = None,
+    *,
+    experiment: str | None = None,
+    extra: Sequence[Section] = (),
+) -> Report:
+    """Writes the plots (PNG and SVG) and one self-contained HTML file of an
+    experiment's results.
+
+    Parameters
+    ----------
+    store
+        A results store (``tierlab sweep``).
+    out_dir
+        Where to write (created if absent); default ``<experiment>-report``
+        beside the store.
+    experiment
+        Which experiment, when the store holds several.
+    extra
+        Sections put first (``tierlab reproduce``'s comparison with the paper).
+
+    Returns
+    -------
+    Report
+        The HTML file and the plot files.
+    """
+    from tierlab import __version__
+    from tierlab.store import Store
+
+    with Store(store, create=False):
+        pass  # a missing file or another kind of file fails here, with StoreError
+    meta, df, sections = build_sections(store, experiment)
+    name = meta["name"]
+    out = Path(out_dir) if out_dir is not None else Path(store).parent / f"{name}-report"
+    out.mkdir(parents=True, exist_ok=True)
+    sections = [*extra, *sections]
+    plots: list[Path] = []
+    body: list[str] = []
+    ok = int((df["status"] == "ok").sum()) if not df.empty else 0
+    failed = int((df["status"] == "error").sum()) if not df.empty else 0
+    axes = [a["key"] for a in meta.get("axes", [])]
+    body.append(f"<h1>{html.escape(name)}</h1>")
+    if meta.get("description"):
+        body.append(f"<p>{html.escape(meta['description'])}</p>")
+    body.append(
+        f"<p class='meta'>{ok} points ok, {failed} failed; axes: "
+        f"{html.escape(', '.join(axes) or 'none')}; repetitions: "
+        f"{meta.get('repetitions', 1)}; store: {html.escape(str(store))}; "
+        f"report by tierlab {html.escape(__version__)}.</p>"
+    )
+    used: set[str] = set()
+    for sec in sections:
+        body.append(f"<h2>{html.escape(sec.title)}</h2>")
+        if sec.text:
+            body.append(f"<p>{html.escape(sec.text)}</p>")
+        for title, fig in sec.figures:
+            stem = f"{name}-{title}"
+            while stem in used:
+                stem += "-2"
+            used.add(stem)
+            for ext in ("png", "svg"):
+                p = out / f"{stem}.{ext}"
+                fig.savefig(p, format=ext)
+                plots.append(p)
+            body.append(
+                f"<figure><img alt='{html.escape(title)}' "
+                f"src='data:image/png;base64,{_png_b64(fig)}'/>"
+                f"<figcaption>{html.escape(stem)}.svg</figcaption></figure>"
+            )
+        for title, table in sec.tables:
+            body.append(f"<h3>{html.escape(title)}</h3>")
+            body.append(_table_html(table))
+    body.append("<h2>All results</h2>")
+    cols = [c for c in df.columns if c not in ("hash", "version", "finished_at", "experiment")]
+    body.append(_table_html(df[cols]))
+    if failed:
+        errs = df[df["status"] == "error"][[*axes, "rep", "error"]]
+        body.append("<h3>Failed points</h3>")
+        body.append(_table_html(errs))
+    page = (
+        "<!DOCTYPE html>\n<html><head><meta charset='utf-8'>"
+        f"<title>tierlab: {html.escape(name)}</title><style>{_CSS}</style></head>"
+        f"<body>{''.join(body)}</body></html>\n"
+    )
+    path = out / f"{name}.html"
+    path.write_text(page, encoding="utf-8")
+    return Report(name, path, plots, sections)
