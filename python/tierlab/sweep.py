@@ -131,7 +131,10 @@ def client_for(
         threads_per_worker=1,
         processes=True,
         dashboard_address=None,
-        silence_logs=logging.ERROR,
+        # Dask's own logs (a worker's heartbeat failing while the cluster
+        # shuts down, say) are not the user's business: a point that fails
+        # is reported with its error instead.
+        silence_logs=logging.CRITICAL,
     )
     try:
         client = Client(cluster)
