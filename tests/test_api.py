@@ -16,7 +16,7 @@ import pytest
 import tierlab
 from conftest import TINY_REQUESTS, TWO_TIERS, ZIPF_WORKLOAD, Ran
 
-TIMELINE_COLUMNS = {"requests", "miss_ratio", "amat_ns", "cumulative_miss_ratio"}
+TIMELINE_COLUMNS = {"requests", "lookups", "miss_ratio", "amat_ns", "cumulative_miss_ratio"}
 
 
 def small_dict(**run: object) -> dict[str, object]:
@@ -126,6 +126,23 @@ def test_timeline_dataframe(interval: int, points: list[int]) -> None:
     n = tl["requests"].diff().fillna(tl["requests"].iloc[0])
     assert (tl["miss_ratio"] * n).sum() / 5000 == pytest.approx(r.summary["miss_ratio"])
     assert (tl["amat_ns"] * n).sum() / 5000 == pytest.approx(r.summary["amat_ns"])
+    assert list(tl["lookups"]) == list(n.astype(int))  # no deletes here
+
+
+def test_timeline_interval_of_deletes_has_no_lookups() -> None:
+    """PostMark ends by deleting its files: those intervals have 0 lookups."""
+    w = {"type": "postmark", "preset": "default", "seed": 1}
+    r = tierlab.simulate(
+        {
+            "workload": w,
+            "tier": [{"tech": "DRAM-DDR3", "capacity": "10%"}],
+            "run": {"interval": 20},
+        }
+    )
+    tl = r.timeline
+    assert tl["lookups"].sum() == r.summary["reads"] + r.summary["writes"]
+    last = tl.iloc[-2]  # the final full interval falls in the deletes
+    assert last["lookups"] == 0 and last["miss_ratio"] == 0 and last["amat_ns"] == 0
 
 
 def test_timeline_default_interval() -> None:

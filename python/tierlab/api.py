@@ -28,9 +28,9 @@ class RunResult:
         The JSON object of ``tierlab run --json``: whole-run figures and
         ``tiers``, a list of per-tier dicts, fastest first.
     timeline_data
-        One point every ``run.interval`` requests: ``requests``,
-        ``miss_ratio`` and ``amat_ns`` over that interval, and
-        ``cumulative_miss_ratio``.
+        One point every ``run.interval`` requests: ``requests``, and
+        ``lookups`` (reads and writes), ``miss_ratio`` and ``amat_ns`` over
+        that interval, and ``cumulative_miss_ratio``.
     """
 
     summary: dict[str, Any]

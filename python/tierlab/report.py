@@ -304,7 +304,10 @@ def timeline_section(
     fig, (ax,) = _figure(8.0, 4.5)
     for combo, g in _combos(t, axes):
         g = g.sort_values("requests")
-        ax.plot(g["requests"] / 1e6, g["miss_ratio"], lw=1.2, label=_where(combo) or "run")
+        # An interval of deletes only (PostMark's end of run) has no lookups and
+        # no miss ratio: a gap in the line, not a drop to 0.
+        y = g["miss_ratio"].where(g["lookups"] > 0) if "lookups" in g else g["miss_ratio"]
+        ax.plot(g["requests"] / 1e6, y, lw=1.2, label=_where(combo) or "run")
     for b in bounds[:-1]:
         ax.axvline(b / 1e6, color="grey", ls=":", lw=1)
     ax.set_xlabel("requests (millions)")

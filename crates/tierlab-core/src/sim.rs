@@ -398,6 +398,7 @@ impl Simulation {
         let (l0, m0, a0) = self.mark;
         let dl = lookups - l0;
         self.timeline.requests.push(t.requests);
+        self.timeline.lookups.push(dl);
         self.timeline
             .miss_ratio
             .push(crate::stats::ratio(t.misses - m0, dl));

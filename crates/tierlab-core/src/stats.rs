@@ -34,6 +34,9 @@ pub struct BackingResult {
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Timeline {
     pub requests: Vec<u64>,
+    /// Reads and writes in the interval. An interval of deletes only has
+    /// none, and its miss ratio and AMAT (0) mean nothing: plots skip it.
+    pub lookups: Vec<u64>,
     pub miss_ratio: Vec<f64>,
     pub amat_ns: Vec<f64>,
     pub cumulative_miss_ratio: Vec<f64>,
