@@ -156,6 +156,13 @@ def capacity_slowdown_section(
             ax.plot(line["_x"], line[metric], marker="o", ms=3, label=f"slowdown {_label(s)}")
         ax.set_xlabel(xlabel)
         ax.set_ylabel(metric)
+        vals = m[metric][m[metric] > 0]
+        if len(vals) and vals.max() > 100 * vals.min():
+            # Throughput spans orders of magnitude once the tier holds the whole
+            # footprint (no disk reads left): a linear axis would flatten the
+            # sizes where the lines must be compared.
+            ax.set_yscale("log")
+            ax.set_ylabel(f"{metric} (log scale)")
         ax.set_title(_where(combo) or "all points", fontsize=10)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
