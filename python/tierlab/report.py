@@ -223,6 +223,11 @@ def admission_storage_section(
     outer, inner = list(others[:-1]), list(others[-1:])
     for combo, sub in _combos(g, outer):
         panels = _combos(sub, inner)
+        if inner:
+            # Panels in the axis's order (df is in point order), not the
+            # order the gain table happens to be grouped in ("10%" < "5%").
+            order = {v: i for i, v in enumerate(dict.fromkeys(df[inner[0]]))}
+            panels.sort(key=lambda p: order.get(p[0][inner[0]], len(order)))
         fig, axes = _figure(5.0 if len(panels) > 1 else 7.0, 4.5, len(panels))
         for ax, (pc, pg) in zip(axes, panels, strict=True):
             width = 0.8 / max(1, len(configs))
