@@ -289,6 +289,34 @@ def mrc(
     """
     import pandas as pd
 
+    xs, ys = mrc_points(
+        trace_or_config,
+        format=format,
+        unit_size=unit_size,
+        policy=policy,
+        sizes=sizes,
+        shards=shards,
+        shards_size=shards_size,
+        config=config,
+        progress=progress,
+    )
+    return pd.DataFrame({"size": pd.Series(xs, dtype="uint64"), "miss_ratio": ys})
+
+
+def mrc_points(
+    trace_or_config: ConfigLike,
+    *,
+    format: str | None = None,
+    unit_size: bool = False,
+    policy: str | Mapping[str, Any] | None = None,
+    sizes: Sequence[int | str] | None = None,
+    shards: float | None = None,
+    shards_size: int | None = None,
+    config: ConfigLike | None = None,
+    progress: Progress | None = None,
+) -> tuple[list[int], list[float]]:
+    """:func:`mrc` as two lists (sizes, miss ratios), without pandas: the
+    command line writes its CSV from these, and skips pandas' import time."""
     if shards is not None and shards_size is not None:
         raise ConfigError("mrc: give shards (a rate) or shards_size (a key count), not both")
     simulate = policy is not None or config is not None
@@ -309,4 +337,4 @@ def mrc(
         cfg["tier"] = [{"tech": "DRAM-DDR3", "capacity": 1, "policy": pol}]
     size_list = None if sizes is None else [str(s) for s in sizes]
     xs, ys = _core.mrc(to_json(cfg), size_list, shards, shards_size, simulate, progress)
-    return pd.DataFrame({"size": pd.Series(xs, dtype="uint64"), "miss_ratio": ys})
+    return list(xs), list(ys)

@@ -322,3 +322,41 @@ fn scaling_keeps_the_total() {
     assert_eq!(scale(&[5], 5, 77), vec![77]);
     assert_eq!(scale(&[1, 1000], 1001, 2), vec![1, 2]);
 }
+
+#[test]
+fn shards_miss_ratios_stay_within_0_and_1() {
+    // A hot key in the sample and cold keys outside it: the sampled weight
+    // (100 requests x 1/R) far exceeds the requests counted, and SHARDS_adj
+    // turns negative. Regression: the curve reached 10.6 at size 1 on the
+    // 20M-request Zipf trace.
+    let rate = 0.01;
+    let threshold = (rate * MODULUS as f64).round() as u64;
+    let hot = (0u64..).find(|&k| sample_hash(k) < threshold).unwrap();
+    let cold: Vec<u64> = (1_000_000u64..)
+        .filter(|&k| sample_hash(k) >= threshold)
+        .take(400)
+        .collect();
+    let opts = MrcOptions {
+        unit_size: true,
+        sizes: None,
+    };
+    let mut s = Shards::new(Sampling::Rate(rate), &opts).unwrap();
+    let mut n = 0;
+    for (i, &c) in cold.iter().enumerate() {
+        if i % 4 == 0 {
+            s.request(hot, 1, Op::Read);
+            n += 1;
+        }
+        s.request(c, 1, Op::Read);
+        n += 1;
+    }
+    let weight_over_counted = s.sampled as f64 / rate / n as f64;
+    assert!(weight_over_counted > 10.0, "{weight_over_counted}");
+    let m = s.finish(n, n);
+    assert!(
+        m.miss_ratios.iter().all(|r| (0.0..=1.0).contains(r)),
+        "{:?}",
+        m.miss_ratios
+    );
+    assert_eq!(m.miss_ratios[0], 1.0);
+}
