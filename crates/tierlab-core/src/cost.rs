@@ -17,6 +17,9 @@ pub struct AccessCost {
     /// Nanoseconds per byte moved; 0 when the medium gives no bandwidth.
     ns_per_byte: f64,
     unit: u64,
+    /// `!(unit - 1)` when the unit is a power of two (every catalog unit
+    /// is), else 0: decided once here, not at each of a run's accesses.
+    pow2_mask: u64,
 }
 
 impl AccessCost {
@@ -24,23 +27,31 @@ impl AccessCost {
     /// file memory "k times slower than DRAM").
     pub fn new(t: &Technology, slowdown: f64, overhead_ns: f64) -> Self {
         let ns_per_byte = t.bandwidth_mb_s.map_or(0.0, |mb| 1e3 / mb) * slowdown;
+        let unit = t.access_unit.max(1) as u64;
         AccessCost {
+            pow2_mask: if unit.is_power_of_two() {
+                !(unit - 1)
+            } else {
+                0
+            },
             read_fixed: t.read_ns * slowdown + overhead_ns,
             write_fixed: t.write_ns * slowdown + overhead_ns,
             ns_per_byte,
-            unit: t.access_unit.max(1) as u64,
+            unit,
         }
     }
 
     #[inline(always)]
     fn transfer(&self, size: u32) -> f64 {
         // Catalog units are powers of two: round with a mask, not a division.
-        let bytes = if self.unit.is_power_of_two() {
-            (size as u64 + self.unit - 1) & !(self.unit - 1)
+        let bytes = if self.pow2_mask != 0 {
+            (size as u64 + self.unit - 1) & self.pow2_mask
         } else {
             (size as u64).div_ceil(self.unit) * self.unit
         };
-        bytes as f64 * self.ns_per_byte
+        // A u32 size rounded up to a u32 unit fits an i64, whose conversion
+        // to f64 is one instruction (a u64's is a branchy sequence).
+        bytes as i64 as f64 * self.ns_per_byte
     }
 
     #[inline(always)]

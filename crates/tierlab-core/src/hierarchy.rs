@@ -21,6 +21,7 @@
 //! was. No data is lost.
 
 use crate::cost::AccessCost;
+use crate::index::SlotIndex;
 use crate::request::{Op, Request};
 use crate::tier::{Tier, Victim};
 use serde::{Deserialize, Serialize};
@@ -120,9 +121,12 @@ impl Hierarchy {
     /// buckets that a tier-0 hit never reads.
     #[inline(always)]
     pub fn prefetch_below(&self, key: u64) {
-        if self.tiers.len() > 1 && !self.tiers[0].contains(key) {
-            for t in &self.tiers[1..] {
-                t.prefetch(key);
+        if self.tiers.len() > 1 {
+            let h = SlotIndex::hash(key);
+            if self.tiers[0].lookup_hashed(key, h).is_none() {
+                for t in &self.tiers[1..] {
+                    t.prefetch_hashed(h);
+                }
             }
         }
     }
@@ -150,8 +154,10 @@ impl Hierarchy {
 
         let mut level = n;
         let mut slot = 0;
+        // One hash for the key, whichever tiers it is looked up in.
+        let h = SlotIndex::hash(req.key);
         for (j, t) in self.tiers.iter_mut().enumerate() {
-            if let Some(s) = t.lookup(req.key) {
+            if let Some(s) = t.lookup_hashed(req.key, h) {
                 t.c.hits += 1;
                 t.c.hit_bytes += size;
                 level = j;
@@ -301,7 +307,7 @@ impl Hierarchy {
     /// (an object larger than the tier is not asked about: `insert` refuses
     /// it and counts it as `rejected`). Returns whether it was placed; the
     /// caller deals with an object that was not, as with one too large.
-    #[inline]
+    #[inline(always)]
     fn insert_at(&mut self, j: usize, req: &Request, dirty: bool) -> bool {
         let now = self.clock_ns;
         let t = &mut self.tiers[j];
@@ -314,7 +320,7 @@ impl Hierarchy {
     /// Inserts into tier `j` and queues its victims that move on: dirty ones,
     /// and in an exclusive hierarchy every one above the last tier. A clean
     /// victim that moves nowhere is simply dropped.
-    #[inline]
+    #[inline(always)]
     fn insert_admitted(&mut self, j: usize, req: &Request, dirty: bool) -> bool {
         let moves_clean = self.fill == Fill::Exclusive && j + 1 < self.tiers.len();
         let pending = &mut self.pending;
@@ -325,8 +331,9 @@ impl Hierarchy {
         });
         if placed && moves_clean {
             // The next victim of tier j will be demoted into tier j+1: start
-            // loading the bucket its insertion will probe there.
-            if let Some(key) = self.tiers[j].next_victim_key() {
+            // loading the bucket its insertion will probe there. (The tier
+            // found that key while evicting; asking the policy again costs.)
+            if let Some(key) = self.tiers[j].next_victim_hint() {
                 self.tiers[j + 1].prefetch(key);
             }
         }

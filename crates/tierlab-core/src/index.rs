@@ -27,11 +27,15 @@ pub(crate) fn prefetch<T>(p: *const T) {
 struct Bucket {
     key: u64,
     slot: u32,
+    /// The low half of the key's hash, in what would be padding: deletion
+    /// and growth find a moved key's home without hashing it again.
+    hash: u32,
 }
 
 const VACANT: Bucket = Bucket {
     key: 0,
     slot: EMPTY,
+    hash: 0,
 };
 
 pub struct SlotIndex {
@@ -60,6 +64,14 @@ impl SlotIndex {
         fold_mul(key) as usize & self.mask
     }
 
+    /// The hash a key's bucket comes from. Every tier's table uses the same
+    /// hash (only the mask differs), so a caller probing several tiers for
+    /// one key computes it once and passes it to the `_hashed` methods.
+    #[inline(always)]
+    pub fn hash(key: u64) -> u64 {
+        fold_mul(key)
+    }
+
     /// The bucket at `i`, which every caller has masked into range.
     #[inline(always)]
     fn at(&self, i: usize) -> Bucket {
@@ -82,9 +94,22 @@ impl SlotIndex {
         prefetch(self.buckets.as_ptr().wrapping_add(self.home(key)));
     }
 
+    /// Starts loading the bucket of a key whose [`SlotIndex::hash`] is `h`.
+    #[inline(always)]
+    pub fn prefetch_hashed(&self, h: u64) {
+        prefetch(self.buckets.as_ptr().wrapping_add(h as usize & self.mask));
+    }
+
     #[inline(always)]
     pub fn get(&self, key: u64) -> Option<u32> {
-        let mut i = self.home(key);
+        self.get_hashed(key, fold_mul(key))
+    }
+
+    /// `get` of a key whose [`SlotIndex::hash`] is `h`.
+    #[inline(always)]
+    pub fn get_hashed(&self, key: u64, h: u64) -> Option<u32> {
+        debug_assert_eq!(h, fold_mul(key));
+        let mut i = h as usize & self.mask;
         loop {
             let b = self.at(i);
             if b.slot == EMPTY {
@@ -100,16 +125,27 @@ impl SlotIndex {
     /// Inserts a key known to be absent.
     #[inline(always)]
     pub fn insert(&mut self, key: u64, slot: u32) {
+        self.insert_hashed(key, fold_mul(key), slot);
+    }
+
+    /// `insert` of a key whose [`SlotIndex::hash`] is `h`.
+    #[inline(always)]
+    pub fn insert_hashed(&mut self, key: u64, h: u64, slot: u32) {
         debug_assert!(slot != EMPTY);
+        debug_assert_eq!(h, fold_mul(key));
         if (self.len + 1) * 2 > self.buckets.len() {
             self.grow();
         }
-        let mut i = self.home(key);
+        let mut i = h as usize & self.mask;
         while self.at(i).slot != EMPTY {
             debug_assert!(self.at(i).key != key, "insert of a present key");
             i = (i + 1) & self.mask;
         }
-        self.buckets[i] = Bucket { key, slot };
+        self.buckets[i] = Bucket {
+            key,
+            slot,
+            hash: h as u32,
+        };
         self.len += 1;
     }
 
@@ -138,7 +174,7 @@ impl SlotIndex {
             if b.slot == EMPTY {
                 break;
             }
-            let h = self.home(b.key);
+            let h = b.hash as usize & self.mask;
             // Is h cyclically in (hole, j]? Then b must stay.
             let stays = if hole <= j {
                 hole < h && h <= j
@@ -158,12 +194,20 @@ impl SlotIndex {
     #[cold]
     fn grow(&mut self) {
         let n = self.buckets.len() * 2;
+        // Buckets keep 32 bits of hash, enough to place a key in up to 2^32
+        // buckets (2^31 keys, a 64 GiB table): refuse to grow past that.
+        assert!(n - 1 <= u32::MAX as usize, "index larger than 2^32 buckets");
         let old = std::mem::replace(&mut self.buckets, vec![VACANT; n]);
         self.mask = self.buckets.len() - 1;
         self.len = 0;
         for b in old {
             if b.slot != EMPTY {
-                self.insert(b.key, b.slot);
+                let mut i = b.hash as usize & self.mask;
+                while self.at(i).slot != EMPTY {
+                    i = (i + 1) & self.mask;
+                }
+                self.buckets[i] = b;
+                self.len += 1;
             }
         }
     }
