@@ -212,6 +212,32 @@ impl SlotIndex {
         }
     }
 
+    /// The slot of a present key, to change in place (`h` is its
+    /// [`SlotIndex::hash`]); the new value must not be `u32::MAX`.
+    #[inline(always)]
+    pub fn slot_mut_hashed(&mut self, key: u64, h: u64) -> Option<&mut u32> {
+        debug_assert_eq!(h, fold_mul(key));
+        let mut i = h as usize & self.mask;
+        loop {
+            let b = self.at(i);
+            if b.slot == EMPTY {
+                return None;
+            }
+            if b.key == key {
+                return Some(&mut self.buckets[i].slot);
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    /// Every present key's slot, to renumber in place (never to `u32::MAX`).
+    pub fn slots_mut(&mut self) -> impl Iterator<Item = &mut u32> + '_ {
+        self.buckets
+            .iter_mut()
+            .filter(|b| b.slot != EMPTY)
+            .map(|b| &mut b.slot)
+    }
+
     /// Every (key, slot), in table order.
     pub fn iter(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
         self.buckets

@@ -34,7 +34,7 @@
 
 use crate::config::{Config, ConfigError, Source};
 use crate::error::Error;
-use crate::hash::KeyMap;
+use crate::index::{prefetch, SlotIndex};
 use crate::request::{Op, Request};
 use crate::sim::{open, trace_stats, BATCH};
 use crate::trace::oracle::{OracleReader, RECORD};
@@ -47,12 +47,19 @@ use crate::units::Size;
 const BLOCK: usize = 16;
 /// Smallest time range; it grows to twice the live keys at each renumbering.
 const MIN_RANGE: usize = 1 << 16;
+/// How many requests ahead [`exact`] prefetches a key's index bucket (and
+/// half as many ahead, its leaf block): far enough to cover a memory
+/// latency at ~100 ns per request.
+const AHEAD: usize = 16;
 
 /// An LRU stack of keys and their weights (sizes, or 1) with O(log n)
 /// distances.
 pub struct Stack {
-    /// Key -> (time of its latest request, its weight).
-    map: KeyMap<(u32, u32)>,
+    /// Key -> time of its latest request. The tier's open-addressing index,
+    /// not a hashbrown map, so [`exact`] can prefetch the bucket of a
+    /// request to come, then the leaf its time points at: the two cache
+    /// misses that dominate a distance on a large stack.
+    map: SlotIndex,
     /// Weight of the key whose latest request was at each time, 0 if none.
     leaves: Vec<u32>,
     /// Fenwick tree over per-block sums, 1-based.
@@ -72,7 +79,7 @@ impl Default for Stack {
 impl Stack {
     pub fn new() -> Self {
         Stack {
-            map: KeyMap::default(),
+            map: SlotIndex::new(),
             leaves: vec![0; MIN_RANGE],
             tree: vec![0; MIN_RANGE / BLOCK + 1],
             total: 0,
@@ -88,6 +95,25 @@ impl Stack {
 
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
+    }
+
+    /// Starts loading the index bucket of a key requested soon.
+    #[inline(always)]
+    fn prefetch_key(&self, h: u64) {
+        self.map.prefetch_hashed(h);
+    }
+
+    /// Starts loading the leaf block (and its first tree node) of a key
+    /// requested very soon; its bucket should be cached by now.
+    #[inline(always)]
+    fn prefetch_leaf(&self, key: u64, h: u64) {
+        if let Some(t) = self.map.get_hashed(key, h) {
+            let t = t as usize;
+            let b = t / BLOCK;
+            prefetch(self.leaves.as_ptr().wrapping_add(b * BLOCK));
+            prefetch(self.leaves.as_ptr().wrapping_add(t));
+            prefetch(self.tree.as_ptr().wrapping_add(b));
+        }
     }
 
     #[inline(always)]
@@ -119,14 +145,20 @@ impl Stack {
     /// None on its first request.
     #[inline]
     pub fn access(&mut self, key: u64, w: u32) -> Option<u64> {
+        self.access_hashed(key, SlotIndex::hash(key), w)
+    }
+
+    /// `access` of a key whose [`SlotIndex::hash`] is `h`.
+    #[inline(always)]
+    fn access_hashed(&mut self, key: u64, h: u64, w: u32) -> Option<u64> {
         if self.now == self.leaves.len() {
             self.renumber();
         }
         let now = self.now;
-        let d = match self.map.get_mut(&key) {
+        let d = match self.map.slot_mut_hashed(key, h) {
             Some(e) => {
-                let t = e.0 as usize;
-                *e = (now as u32, w);
+                let t = *e as usize;
+                *e = now as u32;
                 let old = self.leaves[t];
                 // Read the suffix before removing the old weight.
                 let d = self.total - self.prefix_incl(t) + w as u64;
@@ -136,7 +168,7 @@ impl Stack {
                 Some(d)
             }
             None => {
-                self.map.insert(key, (now as u32, w));
+                self.map.insert_hashed(key, h, now as u32);
                 None
             }
         };
@@ -149,7 +181,7 @@ impl Stack {
 
     /// Drops `key` from the stack (a delete, or a key SHARDS stops sampling).
     pub fn remove(&mut self, key: u64) {
-        if let Some((t, _)) = self.map.remove(&key) {
+        if let Some(t) = self.map.remove(key) {
             let t = t as usize;
             let old = self.leaves[t];
             self.leaves[t] = 0;
@@ -166,8 +198,8 @@ impl Stack {
         let old = self.leaves.len();
         self.rank.clear();
         self.rank.resize(old, 0);
-        for &(t, _) in self.map.values() {
-            self.rank[t as usize] = 1;
+        for t in self.map.slots_mut() {
+            self.rank[*t as usize] = 1;
         }
         let mut live = 0u32;
         for r in self.rank.iter_mut() {
@@ -176,11 +208,12 @@ impl Stack {
             live += is_live;
         }
         let range = (2 * live as usize).next_power_of_two().max(MIN_RANGE);
-        self.leaves.clear();
-        self.leaves.resize(range, 0);
-        for e in self.map.values_mut() {
-            e.0 = self.rank[e.0 as usize];
-            self.leaves[e.0 as usize] = e.1;
+        // The weights live only in the leaves: move them to the new times.
+        let old_leaves = std::mem::replace(&mut self.leaves, vec![0; range]);
+        for t in self.map.slots_mut() {
+            let new = self.rank[*t as usize];
+            self.leaves[new as usize] = old_leaves[*t as usize];
+            *t = new;
         }
         // Linear-time Fenwick build: each node passes its sum to its parent.
         self.tree.clear();
@@ -377,13 +410,23 @@ pub fn exact(
     let mut buf = Vec::with_capacity(BATCH);
     let (mut n, mut counted) = (0u64, 0u64);
     while src.next_batch(&mut buf, BATCH)? > 0 {
-        for r in &buf {
+        for (i, r) in buf.iter().enumerate() {
+            // Two prefetch stages: the bucket of a key AHEAD requests on,
+            // then, once that bucket is cached, the leaf block of a key
+            // AHEAD / 2 on. Only hints: a key whose time changes in between
+            // just wastes one prefetch.
+            if let Some(f) = buf.get(i + AHEAD) {
+                stack.prefetch_key(SlotIndex::hash(f.key));
+            }
+            if let Some(f) = buf.get(i + AHEAD / 2) {
+                stack.prefetch_leaf(f.key, SlotIndex::hash(f.key));
+            }
             if r.op == Op::Delete {
                 stack.remove(r.key);
                 continue;
             }
             let w = if unit { 1 } else { r.size };
-            hist.add(stack.access(r.key, w), 1.0);
+            hist.add(stack.access_hashed(r.key, SlotIndex::hash(r.key), w), 1.0);
             counted += 1;
         }
         n += buf.len() as u64;
