@@ -296,3 +296,23 @@ def test_scan_objects_is_not_silently_ignored() -> None:
         s["unique_keys"],
         r.summary["workload"],
     )
+
+
+@pytest.mark.parametrize("caps", [(10, 20, 40), (1, 1, 1), (50, 5, 100)])
+def test_exclusive_lru_tiers_equal_one_lru_of_their_sum(caps: tuple[int, int, int]) -> None:
+    """With LRU in every tier, an exclusive (victim) stack is one LRU stack cut
+    in pieces: its misses are those of one LRU tier of the total size."""
+    w = {"type": "zipf", "alpha": 0.9, "objects": 2000, "requests": 30000,
+         "unit_size": True, "seed": 11}  # fmt: skip
+    techs = ["DRAM-DDR3", "NAND-SLC", "SSD-SATA"]
+    tiers = [{"tech": t, "capacity": c, "policy": "lru"} for t, c in zip(techs, caps, strict=True)]
+    three = tierlab.simulate({"workload": w, "hierarchy": {"fill": "exclusive"}, "tier": tiers})
+    one = tierlab.simulate(
+        {"workload": w, "tier": [{"tech": "DRAM-DDR3", "capacity": sum(caps), "policy": "lru"}]}
+    )
+    assert three.summary["misses"] == one.summary["misses"]
+    # and the first tier alone misses as an LRU of its own size does
+    first = tierlab.simulate(
+        {"workload": w, "tier": [{"tech": "DRAM-DDR3", "capacity": caps[0], "policy": "lru"}]}
+    )
+    assert three.summary["tiers"][0]["misses"] == first.summary["misses"]
