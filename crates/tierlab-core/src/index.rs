@@ -108,6 +108,12 @@ impl SlotIndex {
     /// `get` of a key whose [`SlotIndex::hash`] is `h`.
     #[inline(always)]
     pub fn get_hashed(&self, key: u64, h: u64) -> Option<u32> {
+        self.find(key, h).map(|i| self.at(i).slot)
+    }
+
+    /// The bucket holding `key` (whose hash is `h`), if any.
+    #[inline(always)]
+    fn find(&self, key: u64, h: u64) -> Option<usize> {
         debug_assert_eq!(h, fold_mul(key));
         let mut i = h as usize & self.mask;
         loop {
@@ -116,7 +122,7 @@ impl SlotIndex {
                 return None;
             }
             if b.key == key {
-                return Some(b.slot);
+                return Some(i);
             }
             i = (i + 1) & self.mask;
         }
@@ -152,17 +158,7 @@ impl SlotIndex {
     /// Removes a key; returns its slot if it was present.
     #[inline(always)]
     pub fn remove(&mut self, key: u64) -> Option<u32> {
-        let mut i = self.home(key);
-        loop {
-            let b = self.at(i);
-            if b.slot == EMPTY {
-                return None;
-            }
-            if b.key == key {
-                break;
-            }
-            i = (i + 1) & self.mask;
-        }
+        let i = self.find(key, fold_mul(key))?;
         let slot = self.buckets[i].slot;
         // Backward-shift deletion: move up any later entry of the run whose
         // home is not between the hole and itself.
@@ -216,18 +212,8 @@ impl SlotIndex {
     /// [`SlotIndex::hash`]); the new value must not be `u32::MAX`.
     #[inline(always)]
     pub fn slot_mut_hashed(&mut self, key: u64, h: u64) -> Option<&mut u32> {
-        debug_assert_eq!(h, fold_mul(key));
-        let mut i = h as usize & self.mask;
-        loop {
-            let b = self.at(i);
-            if b.slot == EMPTY {
-                return None;
-            }
-            if b.key == key {
-                return Some(&mut self.buckets[i].slot);
-            }
-            i = (i + 1) & self.mask;
-        }
+        let i = self.find(key, h)?;
+        Some(&mut self.buckets[i].slot)
     }
 
     /// Every present key's slot, to renumber in place (never to `u32::MAX`).
