@@ -287,6 +287,16 @@ impl Config {
                 "at least one [[tier]] is required (tiers are listed fastest first)",
             ));
         }
+        if self.tiers.len() > crate::tier::MAX_TIERS {
+            return Err(ConfigError::at(
+                "tier",
+                format!(
+                    "{} tiers given; at most {} are allowed",
+                    self.tiers.len(),
+                    crate::tier::MAX_TIERS
+                ),
+            ));
+        }
         let mut names = std::collections::HashSet::new();
         for (i, t) in self.tiers.iter().enumerate() {
             let p = |f: &str| format!("tier[{i}].{f}");

@@ -19,11 +19,16 @@
 //! refused write allocation in tier 0 is written down (as write-through),
 //! and an exclusive promotion refused by tier 0 leaves the object where it
 //! was. No data is lost.
+//!
+//! The tiers of an exclusive hierarchy share one [`Store`] (tier.rs): one
+//! probe finds a key at any depth, and a promotion or demotion changes the
+//! policies' lists and the entry's tier, not the index. An inclusive
+//! hierarchy gives each tier its own store.
 
 use crate::cost::AccessCost;
 use crate::index::SlotIndex;
 use crate::request::{Op, Request};
-use crate::tier::{Tier, Victim};
+use crate::tier::{Store, Tier, Victim};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -64,6 +69,9 @@ pub struct Totals {
 
 pub struct Hierarchy {
     pub tiers: Vec<Tier>,
+    /// One store shared by all tiers (exclusive), or one per tier (inclusive).
+    stores: Vec<Store>,
+    shared: bool,
     pub fill: Fill,
     pub backing_cost: AccessCost,
     pub backing: BackingCounters,
@@ -91,9 +99,13 @@ impl Hierarchy {
         compute_ns: f64,
     ) -> Self {
         let next_flush = flush_every.iter().copied().fold(f64::INFINITY, f64::min);
+        let shared = fill == Fill::Exclusive;
+        let stores = if shared { 1 } else { tiers.len().max(1) };
         Hierarchy {
             flush_due: flush_every.clone(),
             tiers,
+            stores: (0..stores).map(|_| Store::new()).collect(),
+            shared,
             fill,
             backing_cost,
             backing: BackingCounters::default(),
@@ -106,26 +118,74 @@ impl Hierarchy {
         }
     }
 
-    /// First stage of prefetching for a later request: tier 0's bucket.
+    /// The store tier `j`'s entries live in.
     #[inline(always)]
-    pub fn prefetch_top(&self, key: u64) {
-        if let Some(t) = self.tiers.first() {
-            t.prefetch(key);
+    fn sx(&self, j: usize) -> usize {
+        if self.shared {
+            0
+        } else {
+            j
         }
     }
 
-    /// Second stage, some requests later, when tier 0's bucket has arrived:
-    /// if the key is not in tier 0 (as things stand now), the lower tiers
-    /// will be probed, so start loading their buckets. Prefetching every tier
-    /// for every request instead wastes memory bandwidth on lower-tier
-    /// buckets that a tier-0 hit never reads.
+    /// The store of tier `j` (shared by every tier of an exclusive hierarchy).
+    pub fn store(&self, j: usize) -> &Store {
+        &self.stores[self.sx(j)]
+    }
+
+    /// The slot of `key` if tier `j` holds it.
+    pub fn lookup(&self, j: usize, key: u64) -> Option<u32> {
+        self.tiers[j].lookup(self.store(j), key)
+    }
+
+    /// Whether tier `j` holds `key`.
+    pub fn holds(&self, j: usize, key: u64) -> bool {
+        self.lookup(j, key).is_some()
+    }
+
+    /// (size, dirty) of `key` in tier `j`, if held.
+    pub fn entry(&self, j: usize, key: u64) -> Option<(u32, bool)> {
+        let s = self.store(j);
+        self.lookup(j, key)
+            .map(|slot| (s.size_of(slot), s.is_dirty(slot)))
+    }
+
+    /// Every (key, size, dirty) tier `j` holds, in table order.
+    pub fn entries(&self, j: usize) -> impl Iterator<Item = (u64, u32, bool)> + '_ {
+        let s = self.store(j);
+        self.tiers[j].keys(s).map(move |k| {
+            (
+                k,
+                s.size_of(s.get(k).unwrap()),
+                s.is_dirty(s.get(k).unwrap()),
+            )
+        })
+    }
+
+    /// First stage of prefetching for a later request: the bucket of tier 0
+    /// (of every tier, when they share a store).
+    #[inline(always)]
+    pub fn prefetch_top(&self, key: u64) {
+        self.stores[0].prefetch(key);
+    }
+
+    /// Second stage, some requests later, when that bucket has arrived. A
+    /// shared store: the entry, which tells the tier. Separate stores: if the
+    /// key is not in tier 0 (as things stand now), the lower tiers will be
+    /// probed, so start loading their buckets. Prefetching every tier for
+    /// every request instead wastes memory bandwidth on lower-tier buckets
+    /// that a tier-0 hit never reads.
     #[inline(always)]
     pub fn prefetch_below(&self, key: u64) {
         if self.tiers.len() > 1 {
             let h = SlotIndex::hash(key);
-            if self.tiers[0].lookup_hashed(key, h).is_none() {
-                for t in &self.tiers[1..] {
-                    t.prefetch_hashed(h);
+            if self.shared {
+                if let Some(s) = self.stores[0].get_hashed(key, h) {
+                    self.stores[0].prefetch_entry(s);
+                }
+            } else if self.stores[0].get_hashed(key, h).is_none() {
+                for s in &self.stores[1..] {
+                    s.prefetch_hashed(h);
                 }
             }
         }
@@ -156,16 +216,32 @@ impl Hierarchy {
         let mut slot = 0;
         // One hash for the key, whichever tiers it is looked up in.
         let h = SlotIndex::hash(req.key);
-        for (j, t) in self.tiers.iter_mut().enumerate() {
-            if let Some(s) = t.lookup_hashed(req.key, h) {
+        if self.shared {
+            // One probe for every tier; the entry says which holds it.
+            if let Some(s) = self.stores[0].get_hashed(req.key, h) {
+                slot = s;
+                level = if n == 1 { 0 } else { self.stores[0].tier_of(s) };
+            }
+            for t in &mut self.tiers[..level] {
+                t.c.misses += 1;
+                t.c.miss_bytes += size;
+            }
+            if let Some(t) = self.tiers.get_mut(level) {
                 t.c.hits += 1;
                 t.c.hit_bytes += size;
-                level = j;
-                slot = s;
-                break;
             }
-            t.c.misses += 1;
-            t.c.miss_bytes += size;
+        } else {
+            for (j, t) in self.tiers.iter_mut().enumerate() {
+                if let Some(s) = self.stores[j].get_hashed(req.key, h) {
+                    t.c.hits += 1;
+                    t.c.hit_bytes += size;
+                    level = j;
+                    slot = s;
+                    break;
+                }
+                t.c.misses += 1;
+                t.c.miss_bytes += size;
+            }
         }
         if level == n {
             self.totals.misses += 1;
@@ -200,7 +276,7 @@ impl Hierarchy {
                 t.touch(slot, req);
                 return lat;
             }
-            let stored = t.size_of(slot);
+            let stored = self.store(level).size_of(slot);
             match self.fill {
                 Fill::Exclusive => {
                     // The object moves up as stored (a read names no new size).
@@ -216,10 +292,15 @@ impl Hierarchy {
                     if !top.fits(stored) || !top.admits(&up, now) {
                         self.tiers[level].touch(slot, req);
                     } else {
+                        // The entry keeps its slot in the shared store.
+                        let s = &mut self.stores[0];
                         let t = &mut self.tiers[level];
-                        let v = t.remove(slot);
+                        t.detach(s, slot);
                         t.c.promotions += 1;
-                        lat += self.place_admitted(0, &up, v.dirty);
+                        let dirty = s.is_dirty(slot);
+                        if self.insert_admitted(0, Some(slot), &up, dirty) {
+                            lat += self.tiers[0].cost.write(stored);
+                        }
                     }
                 }
                 Fill::Inclusive => {
@@ -255,8 +336,9 @@ impl Hierarchy {
         if level == 0 {
             // A write replaces the object: re-insert when its size changed.
             let t = &mut self.tiers[0];
-            if t.size_of(slot) != req.size {
-                t.remove(slot);
+            let s = &mut self.stores[0];
+            if s.size_of(slot) != req.size {
+                t.remove(s, slot);
                 t.c.replaced += 1;
                 // The key was admitted when it entered: not asked again.
                 lat += self.place_admitted(0, req, wb);
@@ -266,18 +348,18 @@ impl Hierarchy {
                 t.c.bytes_in += req.size as u64;
                 t.touch(slot, req);
                 if wb {
-                    t.set_dirty(slot, true);
+                    s.set_dirty(slot, true);
                 }
             }
         } else {
             if level < n && self.fill == Fill::Exclusive {
                 let t = &mut self.tiers[level];
-                t.remove(slot);
+                t.remove(&mut self.stores[0], slot);
                 t.c.promotions += 1;
             }
             lat += self.place(0, req, wb);
         }
-        let in_top = self.tiers[0].contains(req.key);
+        let in_top = self.holds(0, req.key);
         if !wb || !in_top {
             lat += self.write_down(1, req.key, req.size);
         }
@@ -288,7 +370,7 @@ impl Hierarchy {
     /// victims go to `pending`.
     #[inline]
     fn place(&mut self, j: usize, req: &Request, dirty: bool) -> f64 {
-        if !self.insert_at(j, req, dirty) {
+        if !self.insert_at(j, None, req, dirty) {
             return 0.0;
         }
         self.tiers[j].cost.write(req.size)
@@ -297,7 +379,7 @@ impl Hierarchy {
     /// `place` for an object tier `j` has already admitted.
     #[inline]
     fn place_admitted(&mut self, j: usize, req: &Request, dirty: bool) -> f64 {
-        if !self.insert_admitted(j, req, dirty) {
+        if !self.insert_admitted(j, None, req, dirty) {
             return 0.0;
         }
         self.tiers[j].cost.write(req.size)
@@ -305,39 +387,39 @@ impl Hierarchy {
 
     /// Inserts into tier `j` unless its admission policy refuses the object
     /// (an object larger than the tier is not asked about: `insert` refuses
-    /// it and counts it as `rejected`). Returns whether it was placed; the
-    /// caller deals with an object that was not, as with one too large.
+    /// it and counts it as `rejected`). `slot`: the entry's slot when it is
+    /// already in the (shared) store, in no tier. Returns whether it was
+    /// placed; the caller deals with an object that was not, as with one too
+    /// large.
     #[inline(always)]
-    fn insert_at(&mut self, j: usize, req: &Request, dirty: bool) -> bool {
+    fn insert_at(&mut self, j: usize, slot: Option<u32>, req: &Request, dirty: bool) -> bool {
         let now = self.clock_ns;
         let t = &mut self.tiers[j];
         if t.fits(req.size) && !t.admits(req, now) {
             return false;
         }
-        self.insert_admitted(j, req, dirty)
+        self.insert_admitted(j, slot, req, dirty)
     }
 
     /// Inserts into tier `j` and queues its victims that move on: dirty ones,
-    /// and in an exclusive hierarchy every one above the last tier. A clean
-    /// victim that moves nowhere is simply dropped.
+    /// and in an exclusive hierarchy every one above the last tier (those
+    /// keep their slot in the shared store until the tier below adopts or
+    /// drops them). A clean victim that moves nowhere is simply dropped.
     #[inline(always)]
-    fn insert_admitted(&mut self, j: usize, req: &Request, dirty: bool) -> bool {
+    fn insert_admitted(&mut self, j: usize, slot: Option<u32>, req: &Request, dirty: bool) -> bool {
         let moves_clean = self.fill == Fill::Exclusive && j + 1 < self.tiers.len();
+        let sx = self.sx(j);
         let pending = &mut self.pending;
-        let placed = self.tiers[j].insert(req, dirty, |v| {
+        let (t, s) = (&mut self.tiers[j], &mut self.stores[sx]);
+        let victims = |v: Victim| {
             if v.dirty || moves_clean {
                 pending.push((j, v));
             }
-        });
-        if placed && moves_clean {
-            // The next victim of tier j will be demoted into tier j+1: start
-            // loading the bucket its insertion will probe there. (The tier
-            // found that key while evicting; asking the policy again costs.)
-            if let Some(key) = self.tiers[j].next_victim_hint() {
-                self.tiers[j + 1].prefetch(key);
-            }
+        };
+        match slot {
+            None => t.insert(s, req, dirty, moves_clean, victims),
+            Some(slot) => t.adopt(s, slot, req, dirty, moves_clean, victims),
         }
-        placed
     }
 
     /// Writes data down from level `j`: in an inclusive hierarchy to the first
@@ -352,21 +434,22 @@ impl Hierarchy {
         let mut lat = 0.0;
         while j < n {
             let t = &mut self.tiers[j];
+            let st = &mut self.stores[j];
             let wb = t.write_back;
             lat += t.cost.write(size);
-            let held = t.lookup(key);
-            if let Some(s) = held.filter(|&s| t.size_of(s) == size) {
+            let held = t.lookup(st, key);
+            if let Some(s) = held.filter(|&s| st.size_of(s) == size) {
                 t.c.writes += 1;
                 t.c.bytes_in += size as u64;
                 if wb {
-                    t.set_dirty(s, true);
+                    st.set_dirty(s, true);
                     return lat;
                 }
             } else {
                 // Absent, or held at another size: the written object
                 // replaces the stale copy, so the bytes below add up.
                 if let Some(s) = held {
-                    t.remove(s);
+                    t.remove(st, s);
                     t.c.replaced += 1;
                 }
                 let r = Request {
@@ -375,7 +458,7 @@ impl Hierarchy {
                     op: Op::Write,
                     ..Default::default()
                 };
-                if self.insert_at(j, &r, wb) {
+                if self.insert_at(j, None, &r, wb) {
                     if wb {
                         return lat;
                     }
@@ -424,9 +507,11 @@ impl Hierarchy {
                         time: req.time,
                         next_access: -1,
                     };
-                    let placed = self.insert_at(j + 1, &r, keep_dirty);
+                    let placed = self.insert_at(j + 1, v.kept_slot(), &r, keep_dirty);
                     if placed {
                         lat += self.tiers[j + 1].cost.write(v.size);
+                    } else {
+                        self.stores[0].discard(&v);
                     }
                     if v.dirty && !(placed && keep_dirty) {
                         lat += self.backing_write(v.size);
@@ -449,9 +534,18 @@ impl Hierarchy {
     }
 
     fn invalidate(&mut self, key: u64) {
-        for t in &mut self.tiers {
-            if let Some(s) = t.lookup(key) {
-                t.remove(s);
+        if self.shared {
+            let st = &mut self.stores[0];
+            if let Some(s) = st.get(key) {
+                let t = &mut self.tiers[st.tier_of(s)];
+                t.remove(st, s);
+                t.c.invalidations += 1;
+            }
+            return;
+        }
+        for (t, st) in self.tiers.iter_mut().zip(&mut self.stores) {
+            if let Some(s) = t.lookup(st, key) {
+                t.remove(st, s);
                 t.c.invalidations += 1;
             }
         }
@@ -468,9 +562,11 @@ impl Hierarchy {
             if now < self.flush_due[j] {
                 continue;
             }
-            for s in self.tiers[j].dirty_slots() {
-                let (key, size) = (self.tiers[j].key_of(s), self.tiers[j].size_of(s));
-                self.tiers[j].set_dirty(s, false);
+            let sx = self.sx(j);
+            for s in self.tiers[j].dirty_slots(&self.stores[sx]) {
+                let st = &mut self.stores[sx];
+                let (key, size) = (st.key_of(s), st.size_of(s));
+                st.set_dirty(s, false);
                 self.tiers[j].c.writebacks += 1;
                 self.tiers[j].c.bytes_out += size as u64;
                 lat += self.write_down(j + 1, key, size);

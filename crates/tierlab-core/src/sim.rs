@@ -243,6 +243,7 @@ pub fn build_hierarchy(
             .build(&crate::admission::BuildCtx { seed, tier: i });
         tiers.push(Tier::new(
             cfg.tier_name(i),
+            i,
             capacity,
             unit_size,
             policy,

@@ -1,6 +1,14 @@
 //! One level of the hierarchy: a medium, a capacity, an eviction policy and
-//! the counters. The tier owns the index and the per-entry sizes and dirty
-//! bits; its policy only orders slots.
+//! the counters; and the [`Store`] its entries live in.
+//!
+//! A store holds the index (key -> slot) and each slot's key, size, dirty bit
+//! and tier. In an inclusive hierarchy every tier has a store of its own (a
+//! key may be in several tiers). In an exclusive one a key lives in one tier
+//! at a time, so all tiers share one store: a lookup probes one table
+//! whatever the depth, and an entry keeps its slot and its index bucket while
+//! it is demoted or promoted; only the policies' lists change. The tier
+//! itself keeps its policy (which orders the store's slots it holds), its
+//! space in use and its counters.
 
 use crate::admission::{Admission, AdmitCtx, AnyAdmission};
 use crate::cost::AccessCost;
@@ -43,11 +51,22 @@ pub struct TierCounters {
     pub replaced: u64,
 }
 
+/// An entry's tier while it is between tiers (evicted, not yet demoted).
+const IN_TRANSIT: u8 = u8::MAX;
+
+/// The largest number of tiers a shared store can tell apart.
+pub const MAX_TIERS: usize = IN_TRANSIT as usize;
+
+/// A victim's slot when the entry was dropped from the store.
+const NO_SLOT: u32 = u32::MAX;
+
 #[derive(Clone, Copy, Debug, Default)]
 struct Entry {
     key: u64,
     size: u32,
     dirty: bool,
+    /// The tier holding the entry, or [`IN_TRANSIT`].
+    tier: u8,
 }
 
 /// An entry leaving a tier.
@@ -56,49 +75,131 @@ pub struct Victim {
     pub key: u64,
     pub size: u32,
     pub dirty: bool,
+    /// The slot the entry keeps in a shared store while it moves down, or
+    /// `u32::MAX` when it left the store.
+    slot: u32,
 }
 
-/// What the tier keeps per slot and about its slots, apart from the policy
-/// (split out so an operation can borrow it beside the concrete policy).
-struct Slots {
-    used: u64,
-    unit: bool,
+impl Victim {
+    /// The slot the entry kept in the store (see [`Tier::insert`]'s `keep`).
+    #[inline(always)]
+    pub fn kept_slot(&self) -> Option<u32> {
+        (self.slot != NO_SLOT).then_some(self.slot)
+    }
+}
+
+/// The entries of one tier, or of all tiers of an exclusive hierarchy: the
+/// index and the per-slot key, size, dirty bit and tier. One struct per slot,
+/// so an eviction touches one cache line.
+#[derive(Default)]
+pub struct Store {
     index: SlotIndex,
-    /// Per slot; one struct so an eviction touches one cache line.
     entries: Vec<Entry>,
     free: Vec<u32>,
 }
 
-impl Slots {
+impl Store {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Starts loading the bucket a lookup of `key` will probe.
     #[inline(always)]
-    fn charge(&self, size: u32) -> u64 {
-        if self.unit {
-            1
-        } else {
-            size as u64
-        }
+    pub fn prefetch(&self, key: u64) {
+        self.index.prefetch(key);
+    }
+
+    /// `prefetch` with the key's [`SlotIndex::hash`] already computed.
+    #[inline(always)]
+    pub fn prefetch_hashed(&self, h: u64) {
+        self.index.prefetch_hashed(h);
+    }
+
+    /// Starts loading a slot's entry.
+    #[inline(always)]
+    pub fn prefetch_entry(&self, slot: u32) {
+        prefetch(self.entries.as_ptr().wrapping_add(slot as usize));
+    }
+
+    /// The slot of `key` in whichever tier holds it.
+    #[inline(always)]
+    pub fn get_hashed(&self, key: u64, h: u64) -> Option<u32> {
+        self.index.get_hashed(key, h)
     }
 
     #[inline(always)]
-    fn release(&mut self, slot: u32) -> Victim {
-        let v = self.vacate(slot);
-        self.free.push(slot);
-        v
+    pub fn get(&self, key: u64) -> Option<u32> {
+        self.index.get(key)
     }
 
-    /// `release` without putting the slot on the free list: the caller
-    /// reuses it (or frees it) itself.
+    /// The tier holding the entry in `slot`.
     #[inline(always)]
-    fn vacate(&mut self, slot: u32) -> Victim {
+    pub fn tier_of(&self, slot: u32) -> usize {
+        self.entries[slot as usize].tier as usize
+    }
+
+    pub fn key_of(&self, slot: u32) -> u64 {
+        self.entries[slot as usize].key
+    }
+
+    pub fn size_of(&self, slot: u32) -> u32 {
+        self.entries[slot as usize].size
+    }
+
+    pub fn is_dirty(&self, slot: u32) -> bool {
+        self.entries[slot as usize].dirty
+    }
+
+    pub fn set_dirty(&mut self, slot: u32, dirty: bool) {
+        self.entries[slot as usize].dirty = dirty;
+    }
+
+    /// Drops the entry in `slot` from the store (index and slot) and returns
+    /// it; the slot goes back on the free list unless `reuse`.
+    #[inline(always)]
+    fn drop_slot(&mut self, slot: u32, reuse: bool) -> Victim {
         let e = self.entries[slot as usize];
-        let v = Victim {
+        self.index.remove(e.key);
+        if !reuse {
+            self.free.push(slot);
+        }
+        Victim {
             key: e.key,
             size: e.size,
             dirty: e.dirty,
+            slot: NO_SLOT,
+        }
+    }
+
+    /// Drops the entry of a victim that kept its slot but found no tier.
+    pub fn discard(&mut self, v: &Victim) {
+        if let Some(s) = v.kept_slot() {
+            self.drop_slot(s, false);
+        }
+    }
+
+    /// A new entry: takes `reuse` or a free slot, and indexes it.
+    #[inline(always)]
+    fn add(&mut self, e: Entry, reuse: Option<u32>) -> u32 {
+        let slot = match reuse.or_else(|| self.free.pop()) {
+            Some(f) => {
+                self.entries[f as usize] = e;
+                f
+            }
+            None => {
+                self.entries.push(e);
+                (self.entries.len() - 1) as u32
+            }
         };
-        self.index.remove(v.key);
-        self.used -= self.charge(v.size);
-        v
+        self.index.insert(e.key, slot);
+        slot
+    }
+
+    /// Every (key, slot) held by `tier`, in table order.
+    pub fn iter_tier(&self, tier: usize) -> impl Iterator<Item = (u64, u32)> + '_ {
+        self.index
+            .iter()
+            .filter(move |&(_, s)| self.tier_of(s) == tier)
     }
 }
 
@@ -106,11 +207,12 @@ pub struct Tier {
     pub name: String,
     /// Bytes, or objects when sizes are ignored.
     pub capacity: u64,
-    slots: Slots,
+    /// This tier's position, as its store records it.
+    level: u8,
+    unit: bool,
+    used: u64,
+    len: usize,
     policy: AnyPolicy,
-    /// After an insertion that evicted: the key the policy expected to evict
-    /// next (a prefetch hint for the tier below; may be stale later).
-    next_victim: Option<u64>,
     admission: AnyAdmission,
     pub write_back: bool,
     pub cost: AccessCost,
@@ -118,8 +220,10 @@ pub struct Tier {
 }
 
 impl Tier {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         name: String,
+        level: usize,
         capacity: u64,
         unit: bool,
         policy: AnyPolicy,
@@ -127,18 +231,15 @@ impl Tier {
         write_back: bool,
         cost: AccessCost,
     ) -> Self {
+        assert!(level < MAX_TIERS, "at most {MAX_TIERS} tiers");
         Tier {
             name,
             capacity,
-            slots: Slots {
-                used: 0,
-                unit,
-                index: SlotIndex::new(),
-                entries: Vec::new(),
-                free: Vec::new(),
-            },
+            level: level as u8,
+            unit,
+            used: 0,
+            len: 0,
             policy,
-            next_victim: None,
             admission,
             write_back,
             cost,
@@ -148,48 +249,32 @@ impl Tier {
 
     #[inline(always)]
     fn charge(&self, size: u32) -> u64 {
-        self.slots.charge(size)
+        if self.unit {
+            1
+        } else {
+            size as u64
+        }
     }
 
     /// Space in use (bytes, or objects).
     pub fn used(&self) -> u64 {
-        self.slots.used
+        self.used
     }
 
     /// Entries held.
     pub fn len(&self) -> usize {
-        self.slots.index.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.slots.index.is_empty()
+        self.len == 0
     }
 
-    /// Starts loading what a lookup of `key` will touch first.
+    /// The slot of `key` if this tier holds it (its store may be shared).
     #[inline(always)]
-    pub fn prefetch(&self, key: u64) {
-        self.slots.index.prefetch(key);
-    }
-
-    pub fn contains(&self, key: u64) -> bool {
-        self.slots.index.get(key).is_some()
-    }
-
-    #[inline(always)]
-    pub fn lookup(&self, key: u64) -> Option<u32> {
-        self.slots.index.get(key)
-    }
-
-    /// `lookup` with the key's [`SlotIndex::hash`] already computed.
-    #[inline(always)]
-    pub fn lookup_hashed(&self, key: u64, h: u64) -> Option<u32> {
-        self.slots.index.get_hashed(key, h)
-    }
-
-    /// `prefetch` with the key's [`SlotIndex::hash`] already computed.
-    #[inline(always)]
-    pub fn prefetch_hashed(&self, h: u64) {
-        self.slots.index.prefetch_hashed(h);
+    pub fn lookup(&self, s: &Store, key: u64) -> Option<u32> {
+        s.get(key)
+            .filter(|&slot| s.tier_of(slot) == self.level as usize)
     }
 
     /// A hit: the policy learns of it. Sizes are not changed by a read hit
@@ -197,18 +282,6 @@ impl Tier {
     #[inline(always)]
     pub fn touch(&mut self, slot: u32, req: &Request) {
         self.policy.on_hit(slot, req);
-    }
-
-    pub fn is_dirty(&self, slot: u32) -> bool {
-        self.slots.entries[slot as usize].dirty
-    }
-
-    pub fn set_dirty(&mut self, slot: u32, dirty: bool) {
-        self.slots.entries[slot as usize].dirty = dirty;
-    }
-
-    pub fn size_of(&self, slot: u32) -> u32 {
-        self.slots.entries[slot as usize].size
     }
 
     /// Whether an object of `size` can be held at all.
@@ -238,134 +311,202 @@ impl Tier {
         ok
     }
 
-    /// Inserts `req.key` (not present), evicting until it fits and handing
-    /// each victim to `victims`.
+    /// Inserts `req.key` (in no tier of `s`), evicting until it fits and
+    /// handing each victim to `victims`. With `keep`, victims keep their slot
+    /// and index bucket in `s` (they move to the next tier of a shared store,
+    /// which adopts them or discards them); otherwise they leave the store.
     /// Returns false, touching nothing, when the object exceeds the capacity.
     #[inline]
-    pub fn insert(&mut self, req: &Request, dirty: bool, victims: impl FnMut(Victim)) -> bool {
+    pub fn insert(
+        &mut self,
+        s: &mut Store,
+        req: &Request,
+        dirty: bool,
+        keep: bool,
+        victims: impl FnMut(Victim),
+    ) -> bool {
+        self.place(s, None, req, dirty, keep, victims)
+    }
+
+    /// Takes in an entry of `s` that is in no tier (promoted or demoted
+    /// into this one): as [`Tier::insert`], but the entry keeps its slot.
+    #[inline]
+    pub fn adopt(
+        &mut self,
+        s: &mut Store,
+        slot: u32,
+        req: &Request,
+        dirty: bool,
+        keep: bool,
+        victims: impl FnMut(Victim),
+    ) -> bool {
+        self.place(s, Some(slot), req, dirty, keep, victims)
+    }
+
+    #[inline(always)]
+    fn place(
+        &mut self,
+        s: &mut Store,
+        slot: Option<u32>,
+        req: &Request,
+        dirty: bool,
+        keep: bool,
+        victims: impl FnMut(Victim),
+    ) -> bool {
         let charge = self.charge(req.size);
         if charge > self.capacity {
             self.c.rejected += 1;
             return false;
         }
-        self.next_victim = self.policy.with(Insert {
-            s: &mut self.slots,
+        self.policy.with(Insert {
+            s,
+            used: &mut self.used,
+            len: &mut self.len,
             c: &mut self.c,
             capacity: self.capacity,
+            level: self.level,
+            unit: self.unit,
             charge,
+            slot,
             req,
             dirty,
+            keep,
             victims,
         });
         true
     }
 
-    /// After the last insertion, if it evicted: the key the policy expected
-    /// to evict next. A hint for prefetching; it may be stale by now.
-    #[inline(always)]
-    pub fn next_victim_hint(&self) -> Option<u64> {
-        self.next_victim
+    /// Takes an entry out of this tier for a reason other than eviction and
+    /// drops it from the store.
+    pub fn remove(&mut self, s: &mut Store, slot: u32) -> Victim {
+        self.detach(s, slot);
+        s.drop_slot(slot, false)
     }
 
-    /// Removes an entry for a reason other than eviction.
-    pub fn remove(&mut self, slot: u32) -> Victim {
+    /// Takes an entry out of this tier, keeping it in the store (in no tier)
+    /// for another tier of a shared store to [`Tier::adopt`].
+    #[inline(always)]
+    pub fn detach(&mut self, s: &mut Store, slot: u32) {
         self.policy.on_remove(slot);
-        self.slots.release(slot)
+        let e = &mut s.entries[slot as usize];
+        debug_assert_eq!(e.tier, self.level);
+        e.tier = IN_TRANSIT;
+        self.used -= self.charge(e.size);
+        self.len -= 1;
     }
 
     /// Slots holding dirty data, in slot order (deterministic), for flushes.
-    pub fn dirty_slots(&self) -> Vec<u32> {
-        let mut v: Vec<u32> = self
-            .slots
-            .index
-            .iter()
-            .map(|(_, s)| s)
-            .filter(|&s| self.slots.entries[s as usize].dirty)
+    pub fn dirty_slots(&self, s: &Store) -> Vec<u32> {
+        let mut v: Vec<u32> = s
+            .iter_tier(self.level as usize)
+            .map(|(_, slot)| slot)
+            .filter(|&slot| s.is_dirty(slot))
             .collect();
         v.sort_unstable();
         v
     }
 
-    pub fn key_of(&self, slot: u32) -> u64 {
-        self.slots.entries[slot as usize].key
-    }
-
     /// Every key held, for invariant checks in tests.
-    pub fn keys(&self) -> impl Iterator<Item = u64> + '_ {
-        self.slots.index.iter().map(|(k, _)| k)
+    pub fn keys<'a>(&self, s: &'a Store) -> impl Iterator<Item = u64> + 'a {
+        s.iter_tier(self.level as usize).map(|(k, _)| k)
     }
 }
 
-/// The body of [`Tier::insert`], run against the concrete policy so that its
-/// events (before_insert, evict, victim_hint, on_insert) inline without a
-/// branch each.
+/// The body of [`Tier::insert`] and [`Tier::adopt`], run against the
+/// concrete policy so that its events (before_insert, evict, victim_hint,
+/// on_insert) inline without a branch each.
 struct Insert<'a, F> {
-    s: &'a mut Slots,
+    s: &'a mut Store,
+    used: &'a mut u64,
+    len: &'a mut usize,
     c: &'a mut TierCounters,
     capacity: u64,
+    level: u8,
+    unit: bool,
     charge: u64,
+    /// The entry's slot when it is already in the store.
+    slot: Option<u32>,
     req: &'a Request,
     dirty: bool,
+    keep: bool,
     victims: F,
 }
 
 impl<F: FnMut(Victim)> PolicyFn for Insert<'_, F> {
-    /// The key of the next victim, when this insertion evicted.
-    type Out = Option<u64>;
+    type Out = ();
 
     #[inline(always)]
-    fn call<P: Policy>(mut self, p: &mut P) -> Option<u64> {
+    fn call<P: Policy>(mut self, p: &mut P) {
         let (s, req, charge) = (self.s, self.req, self.charge);
         p.before_insert(req);
-        let mut next = None;
-        // The last victim's slot takes the new entry: the free list would
-        // hand it back anyway (last in, first out), so it is not pushed and
+        // The last victim's slot takes a new entry: the free list would hand
+        // it back anyway (last in, first out), so it is not pushed and
         // popped, and the slots assigned are the same.
         let mut reuse = None;
-        if s.used + charge > self.capacity {
-            while s.used + charge > self.capacity {
+        if *self.used + charge > self.capacity {
+            while *self.used + charge > self.capacity {
                 let slot = p.evict();
-                let v = s.vacate(slot);
-                if let Some(prev) = reuse.replace(slot) {
-                    s.free.push(prev);
-                }
+                let e = &mut s.entries[slot as usize];
+                *self.used -= if self.unit { 1 } else { e.size as u64 };
+                let v = if self.keep {
+                    e.tier = IN_TRANSIT;
+                    Victim {
+                        key: e.key,
+                        size: e.size,
+                        dirty: e.dirty,
+                        slot,
+                    }
+                } else {
+                    let v = s.drop_slot(slot, true);
+                    if let Some(prev) = reuse.replace(slot) {
+                        s.free.push(prev);
+                    }
+                    v
+                };
+                *self.len -= 1;
                 self.c.evictions += 1;
                 (self.victims)(v);
             }
             // Evictions are misses in memory (the victim's entry, then its
             // index bucket): prefetch the entry of the victim after next and
             // the bucket of the next one, whose entry the previous eviction
-            // prefetched.
+            // prefetched. A victim that keeps its slot leaves its bucket
+            // alone: only its entry is wanted.
             if let Some(n) = p.victim_hint(0) {
-                let key = s.entries[n as usize].key;
-                s.index.prefetch(key);
-                next = Some(key);
+                if !self.keep {
+                    s.index.prefetch(s.entries[n as usize].key);
+                }
             }
             if let Some(after) = p.victim_hint(1) {
-                prefetch(s.entries.as_ptr().wrapping_add(after as usize));
+                s.prefetch_entry(after);
             }
         }
-        let e = Entry {
-            key: req.key,
-            size: req.size,
-            dirty: self.dirty,
-        };
-        let slot = match reuse.or_else(|| s.free.pop()) {
-            Some(f) => {
-                s.entries[f as usize] = e;
-                f
+        let slot = match self.slot {
+            Some(slot) => {
+                if let Some(r) = reuse {
+                    s.free.push(r);
+                }
+                let e = &mut s.entries[slot as usize];
+                debug_assert_eq!(e.tier, IN_TRANSIT);
+                e.tier = self.level;
+                e.dirty = self.dirty;
+                slot
             }
-            None => {
-                s.entries.push(e);
-                (s.entries.len() - 1) as u32
-            }
+            None => s.add(
+                Entry {
+                    key: req.key,
+                    size: req.size,
+                    dirty: self.dirty,
+                    tier: self.level,
+                },
+                reuse,
+            ),
         };
-        s.index.insert(req.key, slot);
-        s.used += charge;
+        *self.used += charge;
+        *self.len += 1;
         self.c.fills += 1;
         self.c.writes += 1;
         self.c.bytes_in += req.size as u64;
         p.on_insert(slot, req);
-        next
     }
 }

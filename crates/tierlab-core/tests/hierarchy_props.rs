@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use tierlab_core::config::Config;
 use tierlab_core::hierarchy::{Fill, Hierarchy};
 use tierlab_core::policy::NAMES;
-use tierlab_core::tier::{Tier, TierCounters};
+use tierlab_core::tier::TierCounters;
 use tierlab_core::{Op, Request};
 
 // ---------------------------------------------------------------------------
@@ -182,20 +182,18 @@ struct TierSnap {
     c: TierCounters,
 }
 
-fn entries(t: &Tier) -> BTreeMap<u64, (u32, bool)> {
-    t.keys()
-        .map(|k| {
-            let s = t.lookup(k).unwrap();
-            (k, (t.size_of(s), t.is_dirty(s)))
-        })
+fn entries(h: &Hierarchy, j: usize) -> BTreeMap<u64, (u32, bool)> {
+    h.entries(j)
+        .map(|(k, size, dirty)| (k, (size, dirty)))
         .collect()
 }
 
 fn snap(h: &Hierarchy) -> Vec<TierSnap> {
     h.tiers
         .iter()
-        .map(|t| TierSnap {
-            entries: entries(t),
+        .enumerate()
+        .map(|(j, t)| TierSnap {
+            entries: entries(h, j),
             c: t.c.clone(),
         })
         .collect()
@@ -372,7 +370,7 @@ fn run_setup(
 
         if op == Op::Delete {
             for (j, t) in h.tiers.iter().enumerate() {
-                prop_assert!(!t.contains(key), "{}: tier {} still holds it", where_, j);
+                prop_assert!(!h.holds(j, key), "{}: tier {} still holds it", where_, j);
                 prop_assert_eq!(
                     t.c.invalidations - before[j].c.invalidations,
                     before[j].entries.contains_key(&key) as u64
@@ -381,7 +379,7 @@ fn run_setup(
         } else if charge(size) <= h.tiers[0].capacity && !refused0 {
             // What was just requested (and fits, and tier 0 admitted) is in
             // the fastest tier.
-            prop_assert!(h.tiers[0].contains(key), "{}: not in tier 0", where_);
+            prop_assert!(h.holds(0, key), "{}: not in tier 0", where_);
         }
 
         // Lookups add up.
@@ -510,8 +508,7 @@ fn write(h: &mut Hierarchy, key: u64) -> Option<usize> {
 }
 
 fn dirty(h: &Hierarchy, tier: usize, key: u64) -> bool {
-    let t = &h.tiers[tier];
-    t.is_dirty(t.lookup(key).expect("key not held"))
+    h.entry(tier, key).expect("key not held").1
 }
 
 /// No keys.
@@ -717,7 +714,7 @@ policy = "lru"
     read(&mut h, 1); // request 10 ends just after 10 ms
     assert_eq!((h.backing.writes, h.totals.flushes), (1, 1));
     assert!(!dirty(&h, 0, 1), "flushed data is clean and stays cached");
-    assert!(h.tiers[0].contains(1));
+    assert!(h.holds(0, 1));
     assert_eq!(h.tiers[0].c.writebacks, 1);
     assert!(h.totals.flush_time_ns > 0.0);
     // Clean data is not written again at the next flush.
@@ -815,10 +812,7 @@ fn exclusive_promotion_rejected_by_tier0_keeps_dirty_data() {
     assert!(dirty(&h, 1, 1));
     // The same object read with a size larger than tier 0.
     assert_eq!(h.access(&Request::read(1, 150)).0, Some(1));
-    let still_dirty = h
-        .tiers
-        .iter()
-        .any(|t| t.lookup(1).is_some_and(|s| t.is_dirty(s)));
+    let still_dirty = (0..h.tiers.len()).any(|j| h.entry(j, 1).is_some_and(|(_, d)| d));
     assert!(
         still_dirty || h.backing.writes == 1,
         "the dirty data of key 1 was dropped: held {:?}, backing writes {}",

@@ -409,7 +409,7 @@ pub fn build(cfg: &Config, unit: bool) -> Hierarchy {
 }
 
 pub fn sorted_keys(h: &Hierarchy, tier: usize) -> Vec<u64> {
-    let mut k: Vec<u64> = h.tiers[tier].keys().collect();
+    let mut k: Vec<u64> = h.entries(tier).map(|(k, _, _)| k).collect();
     k.sort_unstable();
     k
 }
