@@ -416,10 +416,18 @@ impl Hierarchy {
                 pending.push((j, v));
             }
         };
-        match slot {
+        let placed = match slot {
             None => t.insert(s, req, dirty, moves_clean, victims),
             Some(slot) => t.adopt(s, slot, req, dirty, moves_clean, victims),
+        };
+        if placed && moves_clean {
+            // Tier j's next victim will be demoted into tier j+1: start
+            // loading the policy state its insertion there will write.
+            if let Some(v) = self.tiers[j].next_victim_hint() {
+                self.tiers[j + 1].prefetch_slot(v);
+            }
         }
+        placed
     }
 
     /// Writes data down from level `j`: in an inclusive hierarchy to the first

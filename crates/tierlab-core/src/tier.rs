@@ -213,6 +213,9 @@ pub struct Tier {
     used: u64,
     len: usize,
     policy: AnyPolicy,
+    /// After an insertion that evicted: the slot the policy expected to
+    /// evict next (a prefetch hint for the tier below; may be stale later).
+    next_victim: Option<u32>,
     admission: AnyAdmission,
     pub write_back: bool,
     pub cost: AccessCost,
@@ -240,6 +243,7 @@ impl Tier {
             used: 0,
             len: 0,
             policy,
+            next_victim: None,
             admission,
             write_back,
             cost,
@@ -282,6 +286,13 @@ impl Tier {
     #[inline(always)]
     pub fn touch(&mut self, slot: u32, req: &Request) {
         self.policy.on_hit(slot, req);
+    }
+
+    /// Starts loading the policy state a hit on (or an insertion of) `slot`
+    /// will touch.
+    #[inline(always)]
+    pub fn prefetch_slot(&self, slot: u32) {
+        self.policy.prefetch(slot);
     }
 
     /// Whether an object of `size` can be held at all.
@@ -358,7 +369,7 @@ impl Tier {
             self.c.rejected += 1;
             return false;
         }
-        self.policy.with(Insert {
+        self.next_victim = self.policy.with(Insert {
             s,
             used: &mut self.used,
             len: &mut self.len,
@@ -374,6 +385,13 @@ impl Tier {
             victims,
         });
         true
+    }
+
+    /// After the last insertion, if it evicted: the slot the policy expected
+    /// to evict next. A hint for prefetching; it may be stale by now.
+    #[inline(always)]
+    pub fn next_victim_hint(&self) -> Option<u32> {
+        self.next_victim
     }
 
     /// Takes an entry out of this tier for a reason other than eviction and
@@ -433,12 +451,14 @@ struct Insert<'a, F> {
 }
 
 impl<F: FnMut(Victim)> PolicyFn for Insert<'_, F> {
-    type Out = ();
+    /// The slot of the next victim, when this insertion evicted.
+    type Out = Option<u32>;
 
     #[inline(always)]
-    fn call<P: Policy>(mut self, p: &mut P) {
+    fn call<P: Policy>(mut self, p: &mut P) -> Option<u32> {
         let (s, req, charge) = (self.s, self.req, self.charge);
         p.before_insert(req);
+        let mut next = None;
         // The last victim's slot takes a new entry: the free list would hand
         // it back anyway (last in, first out), so it is not pushed and
         // popped, and the slots assigned are the same.
@@ -473,6 +493,7 @@ impl<F: FnMut(Victim)> PolicyFn for Insert<'_, F> {
             // prefetched. A victim that keeps its slot leaves its bucket
             // alone: only its entry is wanted.
             if let Some(n) = p.victim_hint(0) {
+                next = Some(n);
                 if !self.keep {
                     s.index.prefetch(s.entries[n as usize].key);
                 }
@@ -508,5 +529,6 @@ impl<F: FnMut(Victim)> PolicyFn for Insert<'_, F> {
         self.c.writes += 1;
         self.c.bytes_in += req.size as u64;
         p.on_insert(slot, req);
+        next
     }
 }

@@ -89,6 +89,11 @@ impl Policy for Clock {
         }
     }
     #[inline(always)]
+    fn prefetch(&self, slot: u32) {
+        crate::index::prefetch(self.freq.as_ptr().wrapping_add(slot as usize));
+        self.list.prefetch(slot);
+    }
+    #[inline(always)]
     fn victim_hint(&self, ahead: usize) -> Option<u32> {
         let slot = self.list.back_nth(ahead)?;
         self.list.prefetch(slot);

@@ -41,6 +41,10 @@ impl Policy for Lru {
             .expect("evict is called only on a non-empty tier")
     }
     #[inline(always)]
+    fn prefetch(&self, slot: u32) {
+        self.list.prefetch(slot);
+    }
+    #[inline(always)]
     fn victim_hint(&self, ahead: usize) -> Option<u32> {
         let slot = self.list.back_nth(ahead)?;
         self.list.prefetch(slot);

@@ -59,6 +59,10 @@ pub trait Policy {
     fn victim_hint(&self, _ahead: usize) -> Option<u32> {
         None
     }
+    /// A hint: the tier expects `slot` to be hit (or inserted) soon; start
+    /// loading the state that `on_hit` or `on_insert` of it will touch.
+    #[inline(always)]
+    fn prefetch(&self, _slot: u32) {}
 }
 
 /// An operation that runs against whichever policy a tier has
@@ -175,6 +179,10 @@ macro_rules! registry {
             #[inline(always)]
             fn victim_hint(&self, ahead: usize) -> Option<u32> {
                 match self { $(AnyPolicy::$variant(p) => p.victim_hint(ahead)),* }
+            }
+            #[inline(always)]
+            fn prefetch(&self, slot: u32) {
+                match self { $(AnyPolicy::$variant(p) => p.prefetch(slot)),* }
             }
 
         }

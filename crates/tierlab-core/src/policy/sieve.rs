@@ -44,6 +44,10 @@ impl Policy for Sieve {
         self.list.push_front(0, slot);
     }
     #[inline(always)]
+    fn prefetch(&self, slot: u32) {
+        crate::index::prefetch(self.visited.as_ptr().wrapping_add(slot as usize));
+    }
+    #[inline(always)]
     fn on_hit(&mut self, slot: u32, _: &Request) {
         self.visited[slot as usize] = true;
     }
