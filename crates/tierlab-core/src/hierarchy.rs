@@ -152,14 +152,10 @@ impl Hierarchy {
 
     /// Every (key, size, dirty) tier `j` holds, in table order.
     pub fn entries(&self, j: usize) -> impl Iterator<Item = (u64, u32, bool)> + '_ {
+        // Tier j records itself as level j in its store.
         let s = self.store(j);
-        self.tiers[j].keys(s).map(move |k| {
-            (
-                k,
-                s.size_of(s.get(k).unwrap()),
-                s.is_dirty(s.get(k).unwrap()),
-            )
-        })
+        s.iter_tier(j)
+            .map(move |(k, slot)| (k, s.size_of(slot), s.is_dirty(slot)))
     }
 
     /// First stage of prefetching for a later request: the bucket of tier 0
@@ -298,9 +294,10 @@ impl Hierarchy {
                         t.detach(s, slot);
                         t.c.promotions += 1;
                         let dirty = s.is_dirty(slot);
-                        if self.insert_admitted(0, Some(slot), &up, dirty) {
-                            lat += self.tiers[0].cost.write(stored);
-                        }
+                        // Tier 0 fits it (asked above), so it is placed.
+                        let placed = self.insert_admitted(0, Some(slot), &up, dirty);
+                        debug_assert!(placed);
+                        lat += self.tiers[0].cost.write(stored);
                     }
                 }
                 Fill::Inclusive => {

@@ -103,6 +103,15 @@ impl Store {
         Self::default()
     }
 
+    /// Entries indexed (in a tier, or between tiers during a demotion).
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
     /// Starts loading the bucket a lookup of `key` will probe.
     #[inline(always)]
     pub fn prefetch(&self, key: u64) {
@@ -422,11 +431,6 @@ impl Tier {
             .collect();
         v.sort_unstable();
         v
-    }
-
-    /// Every key held, for invariant checks in tests.
-    pub fn keys<'a>(&self, s: &'a Store) -> impl Iterator<Item = u64> + 'a {
-        s.iter_tier(self.level as usize).map(|(k, _)| k)
     }
 }
 

@@ -331,6 +331,17 @@ fn run_setup(
             );
         }
 
+        // The stores index exactly the entries the tiers hold: nothing is
+        // left between tiers (an exclusive hierarchy's shared store keeps a
+        // victim's slot only while it is demoted).
+        let held: usize = h.tiers.iter().map(|t| t.len()).sum();
+        let indexed: usize = if setup.exclusive {
+            h.store(0).len()
+        } else {
+            (0..h.tiers.len()).map(|j| h.store(j).len()).sum()
+        };
+        prop_assert_eq!(indexed, held, "{}: entries indexed vs held", where_);
+
         // Admission: every placement but a resized rewrite in tier 0 was
         // admitted first; a tier without admission control refuses nothing.
         for (j, t) in h.tiers.iter().enumerate() {
