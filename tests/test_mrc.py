@@ -149,6 +149,17 @@ def test_cli_writes_csv_and_png(tierlab_cmd: Callable[..., Ran], zipf_trace: Pat
     assert str(out) in r.out
 
 
+def test_cli_no_plot_writes_the_csv_alone(cli: Callable[..., Ran], zipf_trace: Path) -> None:
+    out = zipf_trace.parent / "np.csv"
+    r = cli("mrc", zipf_trace, "--unit-size", "--shards", "0.5", "--no-plot", "-o", out)
+    assert r.code == 0, r.err
+    assert not out.with_suffix(".png").exists()
+    api = tierlab.mrc(zipf_trace, unit_size=True, shards=0.5)
+    df = pd.read_csv(out)
+    assert df["size"].tolist() == api["size"].tolist()
+    assert r.out.strip() == f"wrote {len(df):,} points to {out}"
+
+
 def test_cli_sizes_and_shards(cli: Callable[..., Ran], zipf_trace: Path) -> None:
     out = zipf_trace.parent / "s.csv"
     r = cli("mrc", zipf_trace, "--unit-size", "--shards", "0.5", "--sizes", "100,1000", "-o", out)

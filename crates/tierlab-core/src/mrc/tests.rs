@@ -40,7 +40,17 @@ impl NaiveStack {
 #[test]
 fn stack_distances_equal_the_naive_model() {
     // Long enough to renumber the time range several times (MIN_RANGE).
-    for (seed, keys, deletes) in [(1u64, 50u64, false), (2, 300, true), (3, 3, true)] {
+    // Sizes drawn anew at each request, or fixed (unit): a weight that
+    // moves unchanged skips the shared part of its two tree paths. Many
+    // keys: times hundreds of blocks apart, paths that join late.
+    for (seed, keys, deletes, unit) in [
+        (1u64, 50u64, false, false),
+        (2, 300, true, false),
+        (3, 3, true, false),
+        (4, 300, true, true),
+        (5, 4_000, false, true),
+        (6, 4_000, true, false),
+    ] {
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
         let (mut fast, mut naive) = (Stack::new(), NaiveStack::default());
         for i in 0..200_000 {
@@ -55,7 +65,7 @@ fn stack_distances_equal_the_naive_model() {
                 naive.remove(key);
                 continue;
             }
-            let w = 1 + rng.below(5000) as u32;
+            let w = if unit { 1 } else { 1 + rng.below(5000) as u32 };
             assert_eq!(
                 fast.access(key, w),
                 naive.access(key, w),
