@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tierlab import _core
@@ -15,44 +14,21 @@ from tierlab.errors import ConfigError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from tierlab._result import RunResult
+
 Progress = Callable[[int, "int | None"], object]
 
 
-@dataclass
-class RunResult:
-    """The outcome of one run.
+def __getattr__(name: str) -> object:
+    # RunResult is a dataclass, and dataclasses imports inspect (~10 ms, a
+    # tenth of `tierlab run --json` on a small config): it lives in
+    # tierlab._result, imported when a RunResult is made or asked for, and
+    # stays reachable here for code that imported it from tierlab.api.
+    if name == "RunResult":
+        from tierlab._result import RunResult
 
-    Attributes
-    ----------
-    summary
-        The JSON object of ``tierlab run --json``: whole-run figures and
-        ``tiers``, a list of per-tier dicts, fastest first.
-    timeline_data
-        One point every ``run.interval`` requests: ``requests``, and
-        ``lookups`` (reads and writes), ``miss_ratio`` and ``amat_ns`` over
-        that interval, and ``cumulative_miss_ratio``.
-    """
-
-    summary: dict[str, Any]
-    timeline_data: dict[str, list[float]] = field(repr=False)
-
-    @property
-    def tiers(self) -> pd.DataFrame:
-        """Per-tier counters, one row per tier, fastest first."""
-        import pandas as pd
-
-        return pd.DataFrame(self.summary["tiers"])
-
-    @property
-    def timeline(self) -> pd.DataFrame:
-        """The interval time series as a DataFrame."""
-        import pandas as pd
-
-        return pd.DataFrame(self.timeline_data)
-
-    def to_json(self) -> str:
-        """The summary as JSON (what ``tierlab run --json`` prints)."""
-        return json.dumps(self.summary)
+        return RunResult
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def simulate(
@@ -93,13 +69,32 @@ def simulate(
     >>> r.summary["misses"]  # LRU on a loop one larger than the cache always misses
     100
     """
+    from tierlab._result import RunResult
+
+    out = simulate_raw(
+        config, trace, format=format, unit_size=unit_size, skip_bad=skip_bad, progress=progress
+    )
+    return RunResult(summary=out["summary"], timeline_data=out["timeline"])
+
+
+def simulate_raw(
+    config: ConfigLike,
+    trace: str | os.PathLike[str] | None = None,
+    *,
+    format: str | None = None,
+    unit_size: bool | None = None,
+    skip_bad: bool | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """:func:`simulate` as the engine's JSON object, ``summary`` and
+    ``timeline``, without a RunResult: ``tierlab run --json`` prints the
+    summary from it and skips the import of dataclasses."""
     cfg = load_config(config)
     if trace is not None:
         cfg = with_trace(cfg, trace, format, unit_size, skip_bad)
     else:
         _override(cfg, unit_size=unit_size, skip_bad=skip_bad)
-    out = json.loads(_core.simulate(to_json(cfg), progress))
-    return RunResult(summary=out["summary"], timeline_data=out["timeline"])
+    return dict(json.loads(_core.simulate(to_json(cfg), progress)))
 
 
 def _override(cfg: dict[str, Any], **keys: bool | None) -> None:

@@ -7,13 +7,15 @@ line ``error: ...`` and exit code 2; never a traceback.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+# Only what building the parser needs is imported here; each subcommand
+# imports its own modules, so that `tierlab mrc --no-plot` and `tierlab run
+# --json` do not pay for pandas, rich, sqlite3 or Dask.
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
     from pathlib import Path
 
 
@@ -367,10 +369,12 @@ def _note_skipped(n: int) -> None:
 
 
 def cmd_run(a: argparse.Namespace) -> int:
-    from tierlab.api import simulate
+    # The engine's dicts, not a RunResult (a dataclass): `run --json` then
+    # skips dataclasses' import, and prints what RunResult.to_json would.
+    from tierlab.api import simulate_raw
 
     with _progress(not a.no_progress and not a.json, "simulating") as cb:
-        r = simulate(
+        out = simulate_raw(
             a.config,
             a.trace,
             format=a.format,
@@ -378,19 +382,26 @@ def cmd_run(a: argparse.Namespace) -> int:
             skip_bad=a.skip_bad,
             progress=cb,
         )
-    _note_skipped(r.summary["skipped_records"])
+    summary = out["summary"]
+    _note_skipped(summary["skipped_records"])
     if a.timeline:
-        r.timeline.to_csv(a.timeline, index=False)
+        from tierlab._result import RunResult
+
+        RunResult(summary, out["timeline"]).timeline.to_csv(a.timeline, index=False)
     if a.json:
-        print(r.to_json())
+        import json
+
+        print(json.dumps(summary))
     else:
         from tierlab._format import print_run
 
-        print_run(r.summary)
+        print_run(summary)
     return 0
 
 
 def cmd_techs(a: argparse.Namespace) -> int:
+    import json
+
     from tierlab.api import techs
 
     t = techs()
@@ -452,6 +463,8 @@ def cmd_generate(a: argparse.Namespace) -> int:
 
 
 def cmd_trace(a: argparse.Namespace) -> int:
+    import json
+
     from tierlab.api import output_format, trace_convert, trace_stats
 
     if a.trace_command == "generate":
@@ -602,6 +615,8 @@ def _plot(xs: list[int], ys: list[float], png: Path, title: str, unit: str) -> N
 
 
 def cmd_bench(a: argparse.Namespace) -> int:
+    import json
+
     from tierlab.bench import print_bench, run_bench
 
     if a.repeat < 1:
@@ -646,7 +661,7 @@ def _sweep_progress(enabled: bool, label: str) -> Iterator[Callable[[int, int, i
 
 
 def cmd_sweep(a: argparse.Namespace) -> int:
-    from tierlab.sweep import sweep
+    from tierlab._sweep import sweep
 
     if a.workers is not None and a.workers < 1:
         return _err(f"--workers {a.workers}: must be at least 1")

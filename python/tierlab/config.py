@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -57,6 +56,10 @@ def read_toml(source: ConfigLike, what: str) -> tuple[dict[str, Any], Path | Non
 
 
 def _parse(text: str, where: str) -> Config:
+    # Imported here: tomllib (and the datetime it pulls) costs ~7 ms, and
+    # `tierlab mrc TRACE` reads no TOML.
+    import tomllib
+
     try:
         return dict(tomllib.loads(text))
     except tomllib.TOMLDecodeError as e:

@@ -26,8 +26,8 @@ from tierlab.errors import ConfigError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from tierlab._sweep import SweepProgress, SweepReport
     from tierlab.report import Report
-    from tierlab.sweep import SweepProgress, SweepReport
 
 REPRODUCTIONS = ("s1", "s2", "s5")
 
@@ -375,9 +375,9 @@ def reproduce(
     scheduler, workers, progress
         As for :func:`tierlab.sweep`.
     """
+    from tierlab._sweep import sweep
     from tierlab.report import Section, write_report
     from tierlab.store import load
-    from tierlab.sweep import sweep
 
     t0 = time.perf_counter()
     exp = scaled_experiment(name, scale)

@@ -6,6 +6,11 @@ sized to the machine by default, or an existing one by address) and
 writes each result to the store as it arrives. Workers only simulate: the
 store has one writer, and a point is committed the moment it is done, so
 a killed sweep loses only the points that were running.
+
+The module is ``tierlab._sweep``, not ``tierlab.sweep``: the package loads
+its public names lazily, and importing a submodule named ``sweep`` would set
+the package's ``sweep`` attribute to the module, hiding the function
+``tierlab.sweep``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,52 @@
+"""The outcome of :func:`tierlab.simulate`.
+
+Its own module, apart from tierlab.api: a dataclass needs dataclasses, which
+imports inspect (~10 ms), and the command line's `run --json` and `mrc`
+never build one.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass
+class RunResult:
+    """The outcome of one run.
+
+    Attributes
+    ----------
+    summary
+        The JSON object of ``tierlab run --json``: whole-run figures and
+        ``tiers``, a list of per-tier dicts, fastest first.
+    timeline_data
+        One point every ``run.interval`` requests: ``requests``, and
+        ``lookups`` (reads and writes), ``miss_ratio`` and ``amat_ns`` over
+        that interval, and ``cumulative_miss_ratio``.
+    """
+
+    summary: dict[str, Any]
+    timeline_data: dict[str, list[float]] = field(repr=False)
+
+    @property
+    def tiers(self) -> pd.DataFrame:
+        """Per-tier counters, one row per tier, fastest first."""
+        import pandas as pd
+
+        return pd.DataFrame(self.summary["tiers"])
+
+    @property
+    def timeline(self) -> pd.DataFrame:
+        """The interval time series as a DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(self.timeline_data)
+
+    def to_json(self) -> str:
+        """The summary as JSON (what ``tierlab run --json`` prints)."""
+        return json.dumps(self.summary)
