@@ -40,6 +40,7 @@ use crate::sim::{open, trace_stats, BATCH};
 use crate::trace::oracle::{OracleReader, RECORD};
 use crate::trace::TraceError;
 use crate::units::Size;
+use std::path::Path;
 
 /// Leaves per Fenwick node: one cache line of u32 weights, so a distance
 /// costs one miss for the leaf line and a walk over a tree 16 times smaller
@@ -683,58 +684,133 @@ impl Shards {
 /// The sampled records of one chunk: (key, sampling hash, size).
 type Sampled = Vec<(u64, u64, u32)>;
 
-/// The fixed-rate and fixed-size passes over an oracleGeneral file: a
-/// second thread reads each chunk of records and keeps those whose hash
-/// falls under the threshold, as (key, hash, size); this thread runs them
-/// through the stack in order and reports progress. A fixed-size pass only
-/// ever lowers its threshold: the filter reads it at each chunk and may let
-/// through keys it has since dropped, which `request_hashed` checks again,
-/// so the curve is the one a single thread computes. Returns the records
-/// read; an interruption stops both threads.
-fn filter_oracle(
-    mut r: OracleReader,
-    s: &mut Shards,
-    progress: &mut impl Progress,
-) -> Result<u64, Error> {
-    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-    use std::sync::mpsc;
+/// Keeps the records of `raw` whose key hashes under `limit`.
+#[inline(always)]
+fn sample_raw(raw: &[u8], limit: u64, out: &mut Sampled) {
+    out.clear();
+    for rec in raw.chunks_exact(RECORD) {
+        let key = u64::from_le_bytes(rec[4..12].try_into().expect("8 bytes"));
+        let h = sample_hash(key);
+        if h < limit {
+            let size = u32::from_le_bytes(rec[12..16].try_into().expect("4 bytes"));
+            out.push((key, h, size));
+        }
+    }
+}
+
+/// Chunks a thread may have filtered ahead of the stack (see
+/// [`filter_oracle`]); enough to ride out a chunk of the other thread's.
+const OWN_AHEAD: usize = 4;
+
+/// The fixed-rate and fixed-size passes over an oracleGeneral file, on two
+/// threads sharing the filtering. The file is cut into chunks of RAW_CHUNK
+/// records that both threads claim from a counter, each through a reader
+/// of its own (its own map, releasing what it has passed, so memory stays
+/// bounded), and reduce to the records whose key hashes under the
+/// threshold. This thread runs the chunks through the stack strictly in
+/// trace order and reports progress after each. While the chunk it needs
+/// next is still being filtered by the other thread, it claims and filters
+/// one further on instead of waiting, up to OWN_AHEAD, so the split follows
+/// the work: on the 20M-request Zipf bench trace a tenth of the requests
+/// reach the stack at rate 0.01 (hot keys sampled) and this thread filters
+/// about a sixth of the chunks; at rate 0.001, about half. (Alternating
+/// chunks between the threads was hardly faster than one filtering thread
+/// at 0.01: this one then has the stack and half the filtering.)
+///
+/// A fixed-size pass only ever lowers its threshold: the filters read it at
+/// each chunk and may let through keys the stack has since dropped, which
+/// `request_hashed` checks again, so the curve is the one a single thread
+/// computes. Returns the records read; an interruption stops both threads.
+fn filter_oracle(path: &Path, s: &mut Shards, progress: &mut impl Progress) -> Result<u64, Error> {
+    use crate::trace::TraceSource;
+    use std::collections::VecDeque;
+    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+    use std::sync::mpsc::{self, TryRecvError};
+    let mut other = OracleReader::open(path)?;
+    let mut mine = OracleReader::open(path)?;
+    let chunks = (other.len_hint().expect("a mapped file's length") as usize).div_ceil(RAW_CHUNK);
+    let claims = AtomicUsize::new(0);
     let threshold = AtomicU64::new(s.threshold);
-    // Two batches in flight keep the filter a chunk ahead; used buffers go
-    // back to it so that the pass allocates a handful of them in all.
-    let (full_tx, full_rx) = mpsc::sync_channel::<(Sampled, u64)>(2);
+    // Two batches in flight let the other thread run ahead; used buffers go
+    // back to it so that the pass allocates a handful.
+    let (full_tx, full_rx) = mpsc::sync_channel::<(usize, Sampled, u64)>(2);
     let (empty_tx, empty_rx) = mpsc::channel::<Sampled>();
-    let th = &threshold;
+    let (claims_ref, th) = (&claims, &threshold);
     let mut n = 0u64;
     let mut interrupted = false;
     std::thread::scope(|scope| {
-        scope.spawn(move || loop {
-            let raw = r.next_raw(RAW_CHUNK);
-            if raw.is_empty() {
-                break;
-            }
-            let limit = th.load(Relaxed);
-            let mut out = empty_rx.try_recv().unwrap_or_default();
-            out.clear();
-            for rec in raw.chunks_exact(RECORD) {
-                let key = u64::from_le_bytes(rec[4..12].try_into().expect("8 bytes"));
-                let h = sample_hash(key);
-                if h < limit {
-                    let size = u32::from_le_bytes(rec[12..16].try_into().expect("4 bytes"));
-                    out.push((key, h, size));
+        scope.spawn(move || {
+            // Claims only grow, so the reader only moves forward.
+            let mut at = 0;
+            loop {
+                let k = claims_ref.fetch_add(1, Relaxed);
+                if k >= chunks {
+                    break;
+                }
+                other.skip((k - at) * RAW_CHUNK);
+                let raw = other.next_raw(RAW_CHUNK);
+                at = k + 1;
+                let mut out = empty_rx.try_recv().unwrap_or_default();
+                sample_raw(raw, th.load(Relaxed), &mut out);
+                // The receiver is gone when the pass was interrupted.
+                if full_tx.send((k, out, (raw.len() / RECORD) as u64)).is_err() {
+                    break;
                 }
             }
-            // The receiver is gone when the pass was interrupted.
-            if full_tx.send((out, (raw.len() / RECORD) as u64)).is_err() {
-                break;
-            }
         });
-        for (batch, records) in full_rx {
+        // Moved in here so that leaving the loop early drops it, which
+        // stops the other thread at its next send.
+        let full_rx = full_rx;
+        let mut own: VecDeque<(usize, Sampled, u64)> = VecDeque::new();
+        let mut spare: Vec<Sampled> = Vec::new();
+        let (mut at, mut next) = (0, 0);
+        while next < chunks {
+            let (k, batch, records) = if own.front().is_some_and(|b| b.0 == next) {
+                own.pop_front().expect("front")
+            } else {
+                // Every chunk below `next` went through the stack and those
+                // this thread claimed are in `own`: if `next` is not there,
+                // the other thread claimed it, and since it sends its
+                // chunks in the order it claimed them, it sends `next` now.
+                match full_rx.try_recv() {
+                    Ok(b) => b,
+                    // Only if the other thread panicked; the scope raises it.
+                    Err(TryRecvError::Disconnected) => break,
+                    Err(TryRecvError::Empty) => {
+                        // `next` is still being filtered: filter a later
+                        // chunk meanwhile, unless OWN_AHEAD are waiting or
+                        // none is left.
+                        let claim = (own.len() < OWN_AHEAD)
+                            .then(|| claims.fetch_add(1, Relaxed))
+                            .filter(|&k| k < chunks);
+                        if let Some(k) = claim {
+                            mine.skip((k - at) * RAW_CHUNK);
+                            let raw = mine.next_raw(RAW_CHUNK);
+                            at = k + 1;
+                            let mut out = spare.pop().unwrap_or_default();
+                            sample_raw(raw, s.threshold, &mut out);
+                            own.push_back((k, out, (raw.len() / RECORD) as u64));
+                            continue;
+                        }
+                        match full_rx.recv() {
+                            Ok(b) => b,
+                            Err(_) => break,
+                        }
+                    }
+                }
+            };
+            assert_eq!(k, next, "chunks out of order");
             for &(key, h, size) in &batch {
                 s.request_hashed(key, h, size, Op::Read);
             }
             threshold.store(s.threshold, Relaxed);
             n += records;
-            let _ = empty_tx.send(batch);
+            next += 1;
+            if spare.len() < OWN_AHEAD {
+                spare.push(batch);
+            } else {
+                let _ = empty_tx.send(batch);
+            }
             if !progress(n) {
                 interrupted = true;
                 break;
@@ -747,6 +823,15 @@ fn filter_oracle(
     Ok(n)
 }
 
+/// The path of an oracleGeneral source that can be mapped: not a `.zst`
+/// one, which is a stream to decode and takes the generic path.
+fn mapped_oracle(source: &Source) -> Option<&Path> {
+    match source {
+        Source::Oracle(path) if !crate::trace::lines::is_zstd(path) => Some(path),
+        _ => None,
+    }
+}
+
 /// The SHARDS approximation of the LRU miss-ratio curve.
 pub fn shards(
     source: &Source,
@@ -756,13 +841,11 @@ pub fn shards(
 ) -> Result<Mrc, Error> {
     let mut s = Shards::new(sampling, opts)?;
     let (mut n, mut counted) = (0u64, 0u64);
-    if let Source::Oracle(path) = source {
+    if let Some(path) = mapped_oracle(source) {
         // oracleGeneral holds only reads: look at the key of each raw
-        // record and decode the size of the few sampled ones. Two threads:
-        // this one feeds the sampled requests to the stack in trace order
-        // while a second one reads and filters the file ahead of it.
-        let r = OracleReader::open(path)?;
-        n = filter_oracle(r, &mut s, &mut progress)?;
+        // record and decode the size of the few sampled ones, on two
+        // threads.
+        n = filter_oracle(path, &mut s, &mut progress)?;
         counted = n;
     } else {
         let mut src = open(source)?;

@@ -370,3 +370,92 @@ fn shards_miss_ratios_stay_within_0_and_1() {
     );
     assert_eq!(m.miss_ratios[0], 1.0);
 }
+
+/// Writes `n` reads of an oracleGeneral trace: a few hundred hot keys and
+/// 50,000 others, sizes varying by key and now and then by request (the
+/// stack keeps a key's latest size). Returns the file and a zstd copy.
+fn oracle_trace(dir: &std::path::Path, n: usize) -> (std::path::PathBuf, std::path::PathBuf) {
+    use crate::trace::oracle::OracleWriter;
+    let path = dir.join(format!("t{n}.oracleGeneral.bin"));
+    let mut w = OracleWriter::create(&path).unwrap();
+    let mut rng = Rng(n as u64 | 1);
+    for i in 0..n {
+        let key = if rng.below(10) < 3 {
+            rng.below(300)
+        } else {
+            1000 + rng.below(50_000)
+        };
+        let size = if i % 97 == 0 {
+            1 + rng.below(100) as u32
+        } else {
+            1 + (key.wrapping_mul(2_654_435_761) % 10_000) as u32
+        };
+        w.write(&Request {
+            time: i as u64 * 1_000_000_000,
+            key,
+            size,
+            op: Op::Read,
+            next_access: -1,
+        })
+        .unwrap();
+    }
+    w.finish().unwrap();
+    let zst = dir.join(format!("t{n}.oracleGeneral.bin.zst"));
+    let mut input = std::fs::File::open(&path).unwrap();
+    let output = std::fs::File::create(&zst).unwrap();
+    zstd::stream::copy_encode(&mut input, output, 1).unwrap();
+    (path, zst)
+}
+
+#[test]
+fn shards_oracle_chunks_equal_the_generic_path() {
+    // The mapped file is filtered chunk by chunk on two threads; the `.zst`
+    // copy is decoded and sampled one request at a time in order. One
+    // partial chunk, two whole ones (even), four and a partial (odd).
+    let dir = tempfile::tempdir().unwrap();
+    for n in [1000, 2 * RAW_CHUNK, 4 * RAW_CHUNK + 12_345] {
+        let (mapped, zst) = oracle_trace(dir.path(), n);
+        let (mapped, zst) = (Source::Oracle(mapped), Source::Oracle(zst));
+        for unit_size in [true, false] {
+            let opts = MrcOptions {
+                unit_size,
+                sizes: None,
+            };
+            for sampling in [Sampling::Rate(0.05), Sampling::Size(300)] {
+                let mut seen = Vec::new();
+                let fast = shards(&mapped, sampling, &opts, |r| {
+                    seen.push(r);
+                    true
+                })
+                .unwrap();
+                let slow = shards(&zst, sampling, &opts, |_| true).unwrap();
+                let what = format!("{n} requests, {sampling:?}, unit {unit_size}");
+                assert_eq!(fast, slow, "{what}");
+                assert_eq!(fast.requests, n as u64, "{what}");
+                assert!(fast.sampled > 0 && fast.sampled < fast.requests, "{what}");
+                // Progress after each chunk, in order.
+                let chunks: Vec<u64> = (1..=n.div_ceil(RAW_CHUNK))
+                    .map(|c| (c * RAW_CHUNK).min(n) as u64)
+                    .collect();
+                assert_eq!(seen, chunks, "{what}");
+            }
+        }
+    }
+}
+
+#[test]
+fn interrupted_oracle_shards_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mapped, _) = oracle_trace(dir.path(), 6 * RAW_CHUNK);
+    let source = Source::Oracle(mapped);
+    let opts = MrcOptions::default();
+    for stop in [1, 2, 3] {
+        let mut calls = 0;
+        let r = shards(&source, Sampling::Rate(0.05), &opts, |_| {
+            calls += 1;
+            calls < stop
+        });
+        assert!(matches!(r, Err(Error::Trace(TraceError::Interrupted))));
+        assert_eq!(calls, stop);
+    }
+}

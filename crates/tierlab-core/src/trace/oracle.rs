@@ -84,8 +84,8 @@ impl OracleReader {
         if self.map.is_none() {
             return &[];
         }
-        // At most one release step per call: `release` then never drops a
-        // page of the slice handed out (it keeps a step behind `pos`).
+        // At most one release step long: `release` keeps a step below `pos`
+        // mapped, so it never drops a page of the slice handed out.
         let max = max.min(RELEASE_STEP / RECORD);
         let start = self.pos;
         let end = (self.pos + max * RECORD).min(self.len);
@@ -94,12 +94,27 @@ impl OracleReader {
         &self.map.as_ref().expect("mapped")[start..end]
     }
 
-    /// Hands pages already read back to the kernel (see RELEASE_STEP).
-    /// Keeps one step below `pos` mapped, so a slice from `next_raw` stays
-    /// valid until the next call.
+    /// Moves past the next up to `records` records without touching their
+    /// pages, for a pass that splits a file between readers by chunks.
+    /// Whatever it moves past is released like records read: memory stays
+    /// bounded however far it skips.
+    pub fn skip(&mut self, records: usize) {
+        self.pos = self
+            .pos
+            .saturating_add(records.saturating_mul(RECORD))
+            .min(self.len);
+        self.release();
+    }
+
+    /// Hands pages already passed back to the kernel (see RELEASE_STEP).
+    /// Keeps one step below `pos` mapped, so the slice `next_raw` returns
+    /// (at most a step long, ending at `pos`) stays mapped. No other slice
+    /// can be alive here: `next_raw`'s result borrows the reader, and every
+    /// call that moves `pos` (and so releases) takes it mutably.
     fn release(&mut self) {
         let Some(map) = &self.map else { return };
-        if self.pos - self.kept >= RELEASE_STEP + RELEASE_STEP {
+        // A loop, not one step per call: `skip` may move `pos` by more.
+        while self.pos - self.kept >= RELEASE_STEP + RELEASE_STEP {
             // Page-aligned start and length: the kept offset only ever moves by
             // RELEASE_STEP, a multiple of any page size.
             // SAFETY: a read-only shared file mapping; MADV_DONTNEED drops the
@@ -232,5 +247,41 @@ impl OracleWriter {
 
     pub fn finish(mut self) -> Result<(), TraceError> {
         self.out.flush().map_err(|e| TraceError::io(&self.path, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_reads_and_skips() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k.oracleGeneral.bin");
+        let mut w = OracleWriter::create(&path).unwrap();
+        for key in 0..1000u64 {
+            let r = Request {
+                time: 0,
+                key,
+                size: 1,
+                op: Op::Read,
+                next_access: -1,
+            };
+            w.write(&r).unwrap();
+        }
+        w.finish().unwrap();
+        let keys = |raw: &[u8]| -> Vec<u64> {
+            raw.chunks_exact(RECORD)
+                .map(|rec| decode(rec).key)
+                .collect()
+        };
+        let mut r = OracleReader::open(&path).unwrap();
+        assert_eq!(keys(r.next_raw(3)), [0, 1, 2]);
+        r.skip(100);
+        assert_eq!(keys(r.next_raw(2)), [103, 104]);
+        r.skip(890);
+        assert_eq!(keys(r.next_raw(10)), [995, 996, 997, 998, 999]);
+        r.skip(usize::MAX);
+        assert!(r.next_raw(10).is_empty());
     }
 }
