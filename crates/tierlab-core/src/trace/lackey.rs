@@ -5,19 +5,20 @@
 //! unit (page or cache line) it touches, keyed by address / unit. Lines that
 //! are Valgrind's own messages (`==pid== ...`) are skipped.
 
-use super::lines::Lines;
-use super::{TraceError, TraceSource};
+use super::lines::{LineParser, Lines, TextReader};
+use super::TraceError;
 use crate::request::{Op, Request};
 use std::path::Path;
 
-pub struct LackeyReader {
-    lines: Lines,
+pub type LackeyReader = TextReader<LackeyParser>;
+
+pub struct LackeyParser {
     unit: u64,
     instructions: bool,
+    /// Requests emitted so far: the trace has no clock, so this is the time.
     count: u64,
     /// Units of an access that straddles units, still to emit.
     pending: Option<(u64, u64, Op)>,
-    done: bool,
 }
 
 impl LackeyReader {
@@ -29,32 +30,30 @@ impl LackeyReader {
         instructions: bool,
         skip_bad: bool,
     ) -> Result<Self, TraceError> {
-        Ok(LackeyReader {
-            lines: Lines::open(path, skip_bad)?,
-            unit: unit.max(1) as u64,
-            instructions,
-            count: 0,
-            pending: None,
-            done: false,
-        })
+        Ok(TextReader::new(
+            Lines::open(path, skip_bad)?,
+            LackeyParser {
+                unit: unit.max(1) as u64,
+                instructions,
+                count: 0,
+                pending: None,
+            },
+        ))
     }
+}
 
-    fn err(&self, msg: String) -> TraceError {
-        self.lines.err(msg)
-    }
-
-    /// Parses the current line into (first unit, last unit, op), or None to skip it.
-    fn parse(&self) -> Result<Option<(u64, u64, Op)>, TraceError> {
-        let t = &self.lines.buf;
+impl LackeyParser {
+    /// Parses a line into (first unit, last unit, op), or None to skip it.
+    fn access(&self, t: &[u8]) -> Result<Option<(u64, u64, Op)>, String> {
         if t.is_empty() || t.starts_with(b"==") || t.starts_with(b"--") {
             return Ok(None);
         }
         let show = || String::from_utf8_lossy(&t[..t.len().min(60)]).into_owned();
         if t.len() < 4 {
-            return Err(self.err(format!(
+            return Err(format!(
                 "{:?} is not a lackey record (` L addr,size`)",
                 show()
-            )));
+            ));
         }
         let op = match (t[0], t[1]) {
             (b'I', b' ') if self.instructions => Op::Read,
@@ -62,73 +61,58 @@ impl LackeyReader {
             (b' ', b'L') => Op::Read,
             (b' ', b'S') | (b' ', b'M') => Op::Write,
             _ => {
-                return Err(self.err(format!(
+                return Err(format!(
                     "{:?} is not a lackey record (` L addr,size`)",
                     show()
-                )))
+                ))
             }
         };
         let body = std::str::from_utf8(&t[2..])
-            .map_err(|_| self.err(format!("{:?} is not text", show())))?
+            .map_err(|_| format!("{:?} is not text", show()))?
             .trim();
         let (addr, size) = body
             .split_once(',')
-            .ok_or_else(|| self.err(format!("{:?}: expected `addr,size`", show())))?;
+            .ok_or_else(|| format!("{:?}: expected `addr,size`", show()))?;
         let addr = u64::from_str_radix(addr.trim(), 16)
-            .map_err(|_| self.err(format!("{:?}: address is not hexadecimal", show())))?;
+            .map_err(|_| format!("{:?}: address is not hexadecimal", show()))?;
         let size: u64 = size
             .trim()
             .parse()
-            .map_err(|_| self.err(format!("{:?}: size is not a number", show())))?;
+            .map_err(|_| format!("{:?}: size is not a number", show()))?;
         let last = addr + size.max(1) - 1;
         Ok(Some((addr / self.unit, last / self.unit, op)))
     }
 }
 
-impl TraceSource for LackeyReader {
-    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
-        out.clear();
-        while out.len() < max {
-            if let Some((first, last, op)) = self.pending {
-                out.push(Request {
-                    time: self.count,
-                    key: first,
-                    size: self.unit as u32,
-                    op,
-                    next_access: -1,
-                });
-                self.count += 1;
-                self.pending = (first < last).then_some((first + 1, last, op));
-                continue;
-            }
-            if self.done {
-                break;
-            }
-            if !self.lines.next_line()? {
-                self.done = true;
-                continue;
-            }
-            match self.parse() {
-                Ok(p) => self.pending = p,
-                Err(e) => self.lines.bad(e)?,
-            }
-        }
-        Ok(out.len())
+/// An access covers a range of units: parsing queues the range, and
+/// `pending` hands out one unit's request at a time.
+impl LineParser for LackeyParser {
+    const KIND: &'static str = "Valgrind lackey trace";
+
+    fn parse(&mut self, line: &[u8], _lineno: u64) -> Result<Option<Request>, String> {
+        self.pending = self.access(line)?;
+        Ok(None)
     }
-    fn len_hint(&self) -> Option<u64> {
-        None
-    }
-    fn describe(&self) -> String {
-        format!("Valgrind lackey trace {}", self.lines.path.display())
-    }
-    fn skipped(&self) -> u64 {
-        self.lines.skipped
+
+    fn pending(&mut self) -> Option<Request> {
+        let (first, last, op) = self.pending?;
+        self.pending = (first < last).then_some((first + 1, last, op));
+        let time = self.count;
+        self.count += 1;
+        Some(Request {
+            time,
+            key: first,
+            size: self.unit as u32,
+            op,
+            next_access: -1,
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::TraceSource;
     use std::io::Write;
 
     fn read(text: &str, unit: u32, instr: bool) -> Result<Vec<(u64, Op)>, TraceError> {

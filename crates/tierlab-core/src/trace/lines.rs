@@ -1,9 +1,11 @@
 //! Line-by-line reading shared by the text readers (CSV, MSR, Twitter,
 //! strace, lackey): one reused buffer, line numbers for errors, zstd-
-//! compressed input (`.zst`) decompressed on the fly, and the `skip_bad`
-//! count of records a reader passed over.
+//! compressed input (`.zst`) decompressed on the fly, the `skip_bad`
+//! count of records a reader passed over, and [`TextReader`], the batch
+//! loop every text reader runs around its [`LineParser`].
 
-use super::{open_file, TraceError};
+use super::{open_file, TraceError, TraceSource};
+use crate::request::Request;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
@@ -93,5 +95,83 @@ impl Lines {
         } else {
             Err(e)
         }
+    }
+}
+
+/// How one kind of text trace turns its lines into requests. The batch loop,
+/// end of input, and what a bad line costs are [`TextReader`]'s, so a reader
+/// says only what its lines mean.
+pub trait LineParser: Send {
+    /// The kind of trace, as [`TraceSource::describe`] names it before the path.
+    const KIND: &'static str;
+
+    /// Parses one line (without its line ending; `lineno` counts from 1).
+    /// `Ok(None)` when the line yields no request now: blank lines, comments,
+    /// records that are not I/O, and lines whose requests were queued for
+    /// [`LineParser::pending`]. An error is the message alone: the caller
+    /// adds file and line, and counts it instead under `skip_bad`.
+    fn parse(&mut self, line: &[u8], lineno: u64) -> Result<Option<Request>, String>;
+
+    /// The next request an earlier line queued (one record can cover several
+    /// pages). Drained before another line is read, so a batch that fills up
+    /// mid-record resumes there on the next call.
+    #[inline]
+    fn pending(&mut self) -> Option<Request> {
+        None
+    }
+}
+
+/// A text trace: [`Lines`] read through a [`LineParser`]. Generic rather
+/// than boxed so each reader's parse is inlined into its own loop (the CSV
+/// reader runs at tens of millions of lines a second).
+pub struct TextReader<P> {
+    lines: Lines,
+    parser: P,
+    done: bool,
+}
+
+impl<P: LineParser> TextReader<P> {
+    pub fn new(lines: Lines, parser: P) -> Self {
+        TextReader {
+            lines,
+            parser,
+            done: false,
+        }
+    }
+}
+
+impl<P: LineParser> TraceSource for TextReader<P> {
+    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        out.clear();
+        while out.len() < max {
+            if let Some(r) = self.parser.pending() {
+                out.push(r);
+                continue;
+            }
+            // Once the input has ended, later calls return empty batches
+            // without asking the stream again.
+            if self.done || !self.lines.next_line()? {
+                self.done = true;
+                break;
+            }
+            match self.parser.parse(&self.lines.buf, self.lines.lineno) {
+                Ok(Some(r)) => out.push(r),
+                Ok(None) => {}
+                Err(msg) => {
+                    let e = self.lines.err(msg);
+                    self.lines.bad(e)?
+                }
+            }
+        }
+        Ok(out.len())
+    }
+    fn len_hint(&self) -> Option<u64> {
+        None
+    }
+    fn describe(&self) -> String {
+        format!("{} {}", P::KIND, self.lines.path.display())
+    }
+    fn skipped(&self) -> u64 {
+        self.lines.skipped
     }
 }

@@ -6,8 +6,8 @@
 //! page it covers, keyed by (host and disk, page).
 
 use super::csv::{parse_u64, show, trim};
-use super::lines::Lines;
-use super::{TraceError, TraceSource};
+use super::lines::{LineParser, Lines, TextReader};
+use super::TraceError;
 use crate::hash::KeyHasher;
 use crate::request::{Op, Request};
 use std::hash::Hasher;
@@ -16,39 +16,42 @@ use std::path::Path;
 /// FILETIME of the Unix epoch: 1970-01-01 in 100 ns ticks since 1601-01-01.
 const UNIX_EPOCH_TICKS: u64 = 116_444_736_000_000_000;
 
-pub struct MsrReader {
-    lines: Lines,
+pub type MsrReader = TextReader<MsrParser>;
+
+pub struct MsrParser {
     page: u64,
     /// Pages of the current record still to emit: (device hash, next, last, op, time).
     pending: Option<(u64, u64, u64, Op, u64)>,
-    done: bool,
 }
 
 impl MsrReader {
     pub fn open(path: &Path, page_size: u32, skip_bad: bool) -> Result<Self, TraceError> {
-        Ok(MsrReader {
-            lines: Lines::open(path, skip_bad)?,
-            page: page_size.max(1) as u64,
-            pending: None,
-            done: false,
-        })
+        Ok(TextReader::new(
+            Lines::open(path, skip_bad)?,
+            MsrParser {
+                page: page_size.max(1) as u64,
+                pending: None,
+            },
+        ))
     }
+}
 
-    fn parse(&self) -> Result<(u64, u64, u64, Op, u64), TraceError> {
-        let f: Vec<&[u8]> = self.lines.buf.split(|b| *b == b',').map(trim).collect();
+impl MsrParser {
+    fn record(&self, line: &[u8]) -> Result<(u64, u64, u64, Op, u64), String> {
+        let f: Vec<&[u8]> = line.split(|b| *b == b',').map(trim).collect();
         if f.len() < 6 {
-            return Err(self.lines.err(format!(
+            return Err(format!(
                 "{} field(s); expected Timestamp,Hostname,DiskNumber,Type,Offset,Size[,ResponseTime]",
                 f.len()
-            )));
+            ));
         }
         let num = |i: usize, what: &str| {
             parse_u64(f[i]).ok_or_else(|| {
-                self.lines.err(format!(
+                format!(
                     "field {} ({what}) is {}, not an unsigned integer",
                     i + 1,
                     show(f[i])
-                ))
+                )
             })
         };
         let ticks = num(0, "Timestamp")?;
@@ -56,10 +59,10 @@ impl MsrReader {
             b"Read" | b"read" | b"R" => Op::Read,
             b"Write" | b"write" | b"W" => Op::Write,
             other => {
-                return Err(self.lines.err(format!(
+                return Err(format!(
                     "field 4 (Type) is {}; expected Read or Write",
                     show(other)
-                )))
+                ))
             }
         };
         let (offset, size) = (num(4, "Offset")?, num(5, "Size")?);
@@ -76,50 +79,35 @@ impl MsrReader {
     }
 }
 
-impl TraceSource for MsrReader {
-    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
-        out.clear();
-        while out.len() < max {
-            if let Some((dev, next, last, op, time)) = self.pending {
-                let key = dev | (next & ((1u64 << 40) - 1));
-                out.push(Request {
-                    time,
-                    key,
-                    size: self.page as u32,
-                    op,
-                    next_access: -1,
-                });
-                self.pending = (next < last).then_some((dev, next + 1, last, op, time));
-                continue;
-            }
-            if self.done || !self.lines.next_line()? {
-                self.done = true;
-                break;
-            }
-            if self.lines.buf.is_empty() {
-                continue;
-            }
-            match self.parse() {
-                Ok(p) => self.pending = Some(p),
-                Err(e) => self.lines.bad(e)?,
-            }
+/// A record covers a range of pages: parsing queues the range, and
+/// `pending` hands out one page's request at a time.
+impl LineParser for MsrParser {
+    const KIND: &'static str = "MSR Cambridge trace";
+
+    fn parse(&mut self, line: &[u8], _lineno: u64) -> Result<Option<Request>, String> {
+        if !line.is_empty() {
+            self.pending = Some(self.record(line)?);
         }
-        Ok(out.len())
+        Ok(None)
     }
-    fn len_hint(&self) -> Option<u64> {
-        None
-    }
-    fn describe(&self) -> String {
-        format!("MSR Cambridge trace {}", self.lines.path.display())
-    }
-    fn skipped(&self) -> u64 {
-        self.lines.skipped
+
+    fn pending(&mut self) -> Option<Request> {
+        let (dev, next, last, op, time) = self.pending?;
+        self.pending = (next < last).then_some((dev, next + 1, last, op, time));
+        Some(Request {
+            time,
+            key: dev | (next & ((1u64 << 40) - 1)),
+            size: self.page as u32,
+            op,
+            next_access: -1,
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::TraceSource;
     use std::io::Write;
 
     fn read(text: &str, skip: bool) -> Result<(Vec<Request>, u64), TraceError> {

@@ -11,8 +11,8 @@
 //! traced path (pipes, sockets, inherited stdio) are not file I/O here and
 //! are left out; so are failed calls and memory-mapped I/O.
 
-use super::lines::Lines;
-use super::{TraceError, TraceSource};
+use super::lines::{LineParser, Lines, TextReader};
+use super::TraceError;
 use crate::request::{Op, Request};
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
@@ -33,8 +33,9 @@ struct FileState {
     size: u64,
 }
 
-pub struct StraceReader {
-    lines: Lines,
+pub type StraceReader = TextReader<StraceParser>;
+
+pub struct StraceParser {
     page: u64,
     /// Per pid: fd -> index into `ofds`.
     fds: HashMap<u32, HashMap<i64, usize>>,
@@ -45,29 +46,29 @@ pub struct StraceReader {
     files: Vec<FileState>,
     /// A call strace split with `<unfinished ...>`, per pid.
     unfinished: HashMap<u32, String>,
+    /// Requests of the calls parsed so far, not yet handed out: one call can
+    /// make any number (a large write, an unlink of a large file).
     out: VecDeque<Request>,
-    done: bool,
 }
 
 impl StraceReader {
     pub fn open(path: &Path, page_size: u32, skip_bad: bool) -> Result<Self, TraceError> {
-        Ok(StraceReader {
-            lines: Lines::open(path, skip_bad)?,
-            page: page_size.max(1) as u64,
-            fds: HashMap::new(),
-            ofds: Vec::new(),
-            names: HashMap::new(),
-            files: Vec::new(),
-            unfinished: HashMap::new(),
-            out: VecDeque::new(),
-            done: false,
-        })
+        Ok(TextReader::new(
+            Lines::open(path, skip_bad)?,
+            StraceParser {
+                page: page_size.max(1) as u64,
+                fds: HashMap::new(),
+                ofds: Vec::new(),
+                names: HashMap::new(),
+                files: Vec::new(),
+                unfinished: HashMap::new(),
+                out: VecDeque::new(),
+            },
+        ))
     }
+}
 
-    fn err(&self, msg: impl Into<String>) -> TraceError {
-        self.lines.err(msg)
-    }
-
+impl StraceParser {
     fn file_id(&mut self, name: &str) -> u32 {
         if let Some(&id) = self.names.get(name) {
             return id;
@@ -124,7 +125,7 @@ impl StraceReader {
     }
 
     /// Parses one complete call: `name(args) = ret ...`.
-    fn call(&mut self, pid: u32, time: u64, text: &str) -> Result<(), TraceError> {
+    fn call(&mut self, pid: u32, time: u64, text: &str) -> Result<(), String> {
         let Some(open) = text.find('(') else {
             return Ok(());
         };
@@ -134,7 +135,7 @@ impl StraceReader {
             return Ok(());
         };
         let Some(close) = text[..eq].rfind(')').filter(|&c| c > open) else {
-            return Err(self.err(format!("{name}: no closing parenthesis")));
+            return Err(format!("{name}: no closing parenthesis"));
         };
         let args = split_args(&text[open + 1..close]);
         let ret_text = text[eq + 3..].split_whitespace().next().unwrap_or("");
@@ -142,7 +143,7 @@ impl StraceReader {
             if ret_text.starts_with("0x") || ret_text == "?" {
                 return Ok(());
             }
-            return Err(self.err(format!("{name}: result {ret_text:?} is not a number")));
+            return Err(format!("{name}: result {ret_text:?} is not a number"));
         };
         if ret < 0 {
             return Ok(()); // failed calls change nothing
@@ -153,7 +154,7 @@ impl StraceReader {
             "open" | "openat" | "creat" => {
                 let pi = if name == "openat" { 1 } else { 0 };
                 let Some(p) = pathname(pi) else {
-                    return Err(self.err(format!("{name}: no path argument")));
+                    return Err(format!("{name}: no path argument"));
                 };
                 let flags = if name == "creat" {
                     "O_TRUNC"
@@ -194,7 +195,7 @@ impl StraceReader {
                     return Ok(());
                 };
                 let Some(off) = num(3) else {
-                    return Err(self.err(format!("{name}: no offset argument")));
+                    return Err(format!("{name}: no offset argument"));
                 };
                 let op = if name == "pread64" {
                     Op::Read
@@ -292,27 +293,27 @@ impl StraceReader {
         Ok(())
     }
 
-    fn parse_line(&mut self, line: &str) -> Result<(), TraceError> {
+    fn parse_line(&mut self, line: &str) -> Result<(), String> {
         let text = line.trim_end();
         if text.is_empty() {
             return Ok(());
         }
-        let bad = |me: &Self| {
-            me.err(format!(
+        let bad = || {
+            format!(
                 "expected `PID SECONDS.MICROS call(...)` (strace -f -ttt), not {:?}",
                 &text[..text.len().min(60)]
-            ))
+            )
         };
         // strace pads the pid column when pids have fewer digits: fields are
         // separated by runs of spaces.
         let Some((pid, after)) = text.trim_start().split_once(' ') else {
-            return Err(bad(self));
+            return Err(bad());
         };
         let Some((ts, rest)) = after.trim_start().split_once(' ') else {
-            return Err(bad(self));
+            return Err(bad());
         };
         let (Ok(pid), Some(time)) = (pid.parse::<u32>(), parse_time_ns(ts)) else {
-            return Err(bad(self));
+            return Err(bad());
         };
         let rest = rest.trim_start();
         if rest.starts_with("+++") || rest.starts_with("---") {
@@ -417,43 +418,28 @@ fn unquote(a: &str) -> Option<String> {
     Some(out)
 }
 
-impl TraceSource for StraceReader {
-    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
-        out.clear();
-        while out.len() < max {
-            if let Some(r) = self.out.pop_front() {
-                out.push(r);
-                continue;
-            }
-            if self.done {
-                break;
-            }
-            if !self.lines.next_line()? {
-                self.done = true;
-                continue;
-            }
-            // strace writes text; a line that is not UTF-8 is not strace's.
-            let line = String::from_utf8_lossy(&self.lines.buf).into_owned();
-            if let Err(e) = self.parse_line(&line) {
-                self.lines.bad(e)?;
-            }
-        }
-        Ok(out.len())
+/// A call makes any number of requests, and calls change state later calls
+/// read (offsets, names): parsing queues requests in `out`, and `pending`
+/// hands them out in order.
+impl LineParser for StraceParser {
+    const KIND: &'static str = "strace file I/O";
+
+    fn parse(&mut self, line: &[u8], _lineno: u64) -> Result<Option<Request>, String> {
+        // strace writes text; a line that is not UTF-8 is not strace's.
+        let line = String::from_utf8_lossy(line);
+        self.parse_line(&line)?;
+        Ok(None)
     }
-    fn len_hint(&self) -> Option<u64> {
-        None
-    }
-    fn describe(&self) -> String {
-        format!("strace file I/O {}", self.lines.path.display())
-    }
-    fn skipped(&self) -> u64 {
-        self.lines.skipped
+
+    fn pending(&mut self) -> Option<Request> {
+        self.out.pop_front()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::TraceSource;
     use std::io::Write;
 
     fn read(text: &str, page: u32) -> Result<Vec<Request>, TraceError> {

@@ -6,41 +6,44 @@
 //! `add`, `replace`, `cas`, `append`, `prepend`, `incr`, `decr`) writes.
 
 use super::csv::{parse_u64, show, trim};
-use super::lines::Lines;
-use super::{TraceError, TraceSource};
+use super::lines::{LineParser, Lines, TextReader};
+use super::TraceError;
 use crate::hash::KeyHasher;
 use crate::request::{Op, Request};
 use std::hash::Hasher;
 use std::path::Path;
 
-pub struct TwitterReader {
-    lines: Lines,
-    done: bool,
-}
+pub type TwitterReader = TextReader<TwitterParser>;
+
+pub struct TwitterParser;
 
 impl TwitterReader {
     pub fn open(path: &Path, skip_bad: bool) -> Result<Self, TraceError> {
-        Ok(TwitterReader {
-            lines: Lines::open(path, skip_bad)?,
-            done: false,
-        })
+        Ok(TextReader::new(Lines::open(path, skip_bad)?, TwitterParser))
     }
+}
 
-    fn parse(&self) -> Result<Request, TraceError> {
-        let f: Vec<&[u8]> = self.lines.buf.splitn(8, |b| *b == b',').map(trim).collect();
+impl LineParser for TwitterParser {
+    const KIND: &'static str = "Twitter cache trace";
+
+    fn parse(&mut self, line: &[u8], _lineno: u64) -> Result<Option<Request>, String> {
+        if line.is_empty() {
+            return Ok(None);
+        }
+        let f: Vec<&[u8]> = line.splitn(8, |b| *b == b',').map(trim).collect();
         if f.len() < 6 {
-            return Err(self.lines.err(format!(
+            return Err(format!(
                 "{} field(s); expected timestamp,key,key size,value size,client id,operation,TTL",
                 f.len()
-            )));
+            ));
         }
         let num = |i: usize, what: &str| {
             parse_u64(f[i]).ok_or_else(|| {
-                self.lines.err(format!(
+                format!(
                     "field {} ({what}) is {}, not an unsigned integer",
                     i + 1,
                     show(f[i])
-                ))
+                )
             })
         };
         let time = num(0, "timestamp")?;
@@ -49,55 +52,25 @@ impl TwitterReader {
             b"get" | b"gets" => Op::Read,
             b"delete" => Op::Delete,
             b"set" | b"add" | b"replace" | b"cas" | b"append" | b"prepend" | b"incr" | b"decr" => Op::Write,
-            other => return Err(self.lines.err(format!("field 6 (operation) is {}; expected get, gets, set, add, replace, cas, append, prepend, incr, decr or delete", show(other)))),
+            other => return Err(format!("field 6 (operation) is {}; expected get, gets, set, add, replace, cas, append, prepend, incr, decr or delete", show(other))),
         };
         let mut h = KeyHasher::default();
         h.write(f[1]);
-        Ok(Request {
+        Ok(Some(Request {
             time: time.saturating_mul(1_000_000_000),
             key: h.finish(),
-            size: u32::try_from(size).map_err(|_| {
-                self.lines
-                    .err(format!("object size {size} is larger than 4 GiB - 1"))
-            })?,
+            size: u32::try_from(size)
+                .map_err(|_| format!("object size {size} is larger than 4 GiB - 1"))?,
             op,
             next_access: -1,
-        })
-    }
-}
-
-impl TraceSource for TwitterReader {
-    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
-        out.clear();
-        while out.len() < max && !self.done {
-            if !self.lines.next_line()? {
-                self.done = true;
-                break;
-            }
-            if self.lines.buf.is_empty() {
-                continue;
-            }
-            match self.parse() {
-                Ok(r) => out.push(r),
-                Err(e) => self.lines.bad(e)?,
-            }
-        }
-        Ok(out.len())
-    }
-    fn len_hint(&self) -> Option<u64> {
-        None
-    }
-    fn describe(&self) -> String {
-        format!("Twitter cache trace {}", self.lines.path.display())
-    }
-    fn skipped(&self) -> u64 {
-        self.lines.skipped
+        }))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::TraceSource;
     use std::io::Write;
 
     #[test]
