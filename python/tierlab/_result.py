@@ -7,7 +7,6 @@ never build one.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -49,4 +48,6 @@ class RunResult:
 
     def to_json(self) -> str:
         """The summary as JSON (what ``tierlab run --json`` prints)."""
-        return json.dumps(self.summary)
+        from tierlab.api import summary_json
+
+        return summary_json(self.summary)

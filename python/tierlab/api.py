@@ -97,6 +97,12 @@ def simulate_raw(
     return dict(json.loads(_core.simulate(to_json(cfg), progress)))
 
 
+def summary_json(summary: Mapping[str, Any]) -> str:
+    """A run's summary as the JSON ``tierlab run --json`` prints and
+    :meth:`RunResult.to_json` returns (one definition for both)."""
+    return json.dumps(summary)
+
+
 def _override(cfg: dict[str, Any], **keys: bool | None) -> None:
     """Sets workload keys given on the command line (None: keep the config's)."""
     w = cfg.get("workload")

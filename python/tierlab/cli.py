@@ -371,7 +371,7 @@ def _note_skipped(n: int) -> None:
 def cmd_run(a: argparse.Namespace) -> int:
     # The engine's dicts, not a RunResult (a dataclass): `run --json` then
     # skips dataclasses' import, and prints what RunResult.to_json would.
-    from tierlab.api import simulate_raw
+    from tierlab.api import simulate_raw, summary_json
 
     with _progress(not a.no_progress and not a.json, "simulating") as cb:
         out = simulate_raw(
@@ -389,9 +389,7 @@ def cmd_run(a: argparse.Namespace) -> int:
 
         RunResult(summary, out["timeline"]).timeline.to_csv(a.timeline, index=False)
     if a.json:
-        import json
-
-        print(json.dumps(summary))
+        print(summary_json(summary))
     else:
         from tierlab._format import print_run
 
