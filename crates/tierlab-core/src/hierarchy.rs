@@ -24,11 +24,19 @@
 //! probe finds a key at any depth, and a promotion or demotion changes the
 //! policies' lists and the entry's tier, not the index. An inclusive
 //! hierarchy gives each tier its own store.
+//!
+//! When every tier of an exclusive hierarchy is LRU or FIFO, the tiers'
+//! orders are segments of one list (segments.rs): a demotion moves a
+//! boundary, not an entry. The rules above do not change.
+
+mod segments;
 
 use crate::cost::AccessCost;
 use crate::index::SlotIndex;
+use crate::policy::Policy;
 use crate::request::{Op, Request};
 use crate::tier::{Store, Tier, Victim};
+use segments::Segments;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -85,6 +93,8 @@ pub struct Hierarchy {
     pub clock_ns: f64,
     pub compute_ns: f64,
     pending: Vec<(usize, Victim)>,
+    /// The tiers' order as one list, when they allow it (see the module doc).
+    segments: Option<Segments>,
 }
 
 /// Where a request was found: a tier index, or `tiers.len()` for the backing store.
@@ -101,6 +111,8 @@ impl Hierarchy {
         let next_flush = flush_every.iter().copied().fold(f64::INFINITY, f64::min);
         let shared = fill == Fill::Exclusive;
         let stores = if shared { 1 } else { tiers.len().max(1) };
+        let orders: Option<Vec<bool>> = tiers.iter().map(Tier::list_order).collect();
+        let segments = orders.filter(|o| shared && o.len() > 1).map(Segments::new);
         Hierarchy {
             flush_due: flush_every.clone(),
             tiers,
@@ -115,6 +127,49 @@ impl Hierarchy {
             clock_ns: 0.0,
             compute_ns,
             pending: Vec::with_capacity(16),
+            segments,
+        }
+    }
+
+    /// Drives LRU and FIFO tiers with their own per-tier lists even where
+    /// they could share one (segments.rs): the reference the tests compare
+    /// the shared list with. Call before the first request.
+    pub fn without_segments(mut self) -> Self {
+        assert_eq!(self.totals.requests, 0, "without_segments after requests");
+        self.segments = None;
+        self
+    }
+
+    /// Whether the tiers' order is kept as one list (see the module doc).
+    pub fn uses_segments(&self) -> bool {
+        self.segments.is_some()
+    }
+
+    /// A hit in tier `j`: its order learns of it.
+    #[inline(always)]
+    fn touch(&mut self, j: usize, slot: u32, req: &Request) {
+        match &mut self.segments {
+            Some(g) => g.at(j).on_hit(slot, req),
+            None => self.tiers[j].touch(slot, req),
+        }
+    }
+
+    /// Takes an entry out of tier `j`, keeping it in the (shared) store.
+    #[inline(always)]
+    fn detach(&mut self, j: usize, slot: u32) {
+        let s = &mut self.stores[if self.shared { 0 } else { j }];
+        match &mut self.segments {
+            Some(g) => self.tiers[j].detach_with(&mut g.at(j), s, slot),
+            None => self.tiers[j].detach(s, slot),
+        }
+    }
+
+    /// Takes an entry out of tier `j` and drops it from the store.
+    fn remove(&mut self, j: usize, slot: u32) -> Victim {
+        let s = &mut self.stores[if self.shared { 0 } else { j }];
+        match &mut self.segments {
+            Some(g) => self.tiers[j].remove_with(&mut g.at(j), s, slot),
+            None => self.tiers[j].remove(s, slot),
         }
     }
 
@@ -178,6 +233,10 @@ impl Hierarchy {
             if self.shared {
                 if let Some(s) = self.stores[0].get_hashed(key, h) {
                     self.stores[0].prefetch_entry(s);
+                    // One list for every tier: its links, whatever the tier.
+                    if let Some(g) = &self.segments {
+                        g.prefetch(s);
+                    }
                 }
             } else if self.stores[0].get_hashed(key, h).is_none() {
                 for s in &self.stores[1..] {
@@ -269,7 +328,7 @@ impl Hierarchy {
             t.c.reads += 1;
             t.c.bytes_out += req.size as u64;
             if level == 0 {
-                t.touch(slot, req);
+                self.touch(0, slot, req);
                 return lat;
             }
             let stored = self.store(level).size_of(slot);
@@ -286,14 +345,12 @@ impl Hierarchy {
                     // admission refuses, stays where it is: asked before the
                     // entry leaves tier `level`, so nothing is lost.
                     if !top.fits(stored) || !top.admits(&up, now) {
-                        self.tiers[level].touch(slot, req);
+                        self.touch(level, slot, req);
                     } else {
                         // The entry keeps its slot in the shared store.
-                        let s = &mut self.stores[0];
-                        let t = &mut self.tiers[level];
-                        t.detach(s, slot);
-                        t.c.promotions += 1;
-                        let dirty = s.is_dirty(slot);
+                        self.detach(level, slot);
+                        self.tiers[level].c.promotions += 1;
+                        let dirty = self.stores[0].is_dirty(slot);
                         // Tier 0 fits it (asked above), so it is placed.
                         let placed = self.insert_admitted(0, Some(slot), &up, dirty);
                         debug_assert!(placed);
@@ -301,7 +358,7 @@ impl Hierarchy {
                     }
                 }
                 Fill::Inclusive => {
-                    self.tiers[level].touch(slot, req);
+                    self.touch(level, slot, req);
                     for j in (0..level).rev() {
                         lat += self.place(j, req, false);
                     }
@@ -332,27 +389,25 @@ impl Hierarchy {
         let mut lat = 0.0;
         if level == 0 {
             // A write replaces the object: re-insert when its size changed.
-            let t = &mut self.tiers[0];
-            let s = &mut self.stores[0];
-            if s.size_of(slot) != req.size {
-                t.remove(s, slot);
-                t.c.replaced += 1;
+            if self.stores[0].size_of(slot) != req.size {
+                self.remove(0, slot);
+                self.tiers[0].c.replaced += 1;
                 // The key was admitted when it entered: not asked again.
                 lat += self.place_admitted(0, req, wb);
             } else {
+                let t = &mut self.tiers[0];
                 lat += t.cost.write(req.size);
                 t.c.writes += 1;
                 t.c.bytes_in += req.size as u64;
-                t.touch(slot, req);
+                self.touch(0, slot, req);
                 if wb {
-                    s.set_dirty(slot, true);
+                    self.stores[0].set_dirty(slot, true);
                 }
             }
         } else {
             if level < n && self.fill == Fill::Exclusive {
-                let t = &mut self.tiers[level];
-                t.remove(&mut self.stores[0], slot);
-                t.c.promotions += 1;
+                self.remove(level, slot);
+                self.tiers[level].c.promotions += 1;
             }
             lat += self.place(0, req, wb);
         }
@@ -413,11 +468,16 @@ impl Hierarchy {
                 pending.push((j, v));
             }
         };
-        let placed = match slot {
-            None => t.insert(s, req, dirty, moves_clean, victims),
-            Some(slot) => t.adopt(s, slot, req, dirty, moves_clean, victims),
+        let placed = match (&mut self.segments, slot) {
+            (Some(g), slot) => {
+                t.place_with(&mut g.at(j), s, slot, req, dirty, moves_clean, victims)
+            }
+            (None, None) => t.insert(s, req, dirty, moves_clean, victims),
+            (None, Some(slot)) => t.adopt(s, slot, req, dirty, moves_clean, victims),
         };
-        if placed && moves_clean {
+        // With segments the victim's links are the tier below's too: the
+        // eviction's hint has loaded them already.
+        if placed && moves_clean && self.segments.is_none() {
             // Tier j's next victim will be demoted into tier j+1: start
             // loading the policy state its insertion there will write.
             if let Some(v) = self.tiers[j].next_victim_hint() {
@@ -517,6 +577,9 @@ impl Hierarchy {
                         lat += self.tiers[j + 1].cost.write(v.size);
                     } else {
                         self.stores[0].discard(&v);
+                        if let (Some(g), Some(s)) = (&mut self.segments, v.kept_slot()) {
+                            g.discard(s);
+                        }
                     }
                     if v.dirty && !(placed && keep_dirty) {
                         lat += self.backing_write(v.size);
@@ -540,11 +603,10 @@ impl Hierarchy {
 
     fn invalidate(&mut self, key: u64) {
         if self.shared {
-            let st = &mut self.stores[0];
-            if let Some(s) = st.get(key) {
-                let t = &mut self.tiers[st.tier_of(s)];
-                t.remove(st, s);
-                t.c.invalidations += 1;
+            if let Some(s) = self.stores[0].get(key) {
+                let j = self.stores[0].tier_of(s);
+                self.remove(j, s);
+                self.tiers[j].c.invalidations += 1;
             }
             return;
         }

@@ -345,7 +345,7 @@ impl Tier {
         keep: bool,
         victims: impl FnMut(Victim),
     ) -> bool {
-        self.place(s, None, req, dirty, keep, victims)
+        self.place(None::<&mut AnyPolicy>, s, None, req, dirty, keep, victims)
     }
 
     /// Takes in an entry of `s` that is in no tier (promoted or demoted
@@ -360,12 +360,41 @@ impl Tier {
         keep: bool,
         victims: impl FnMut(Victim),
     ) -> bool {
-        self.place(s, Some(slot), req, dirty, keep, victims)
+        self.place(
+            None::<&mut AnyPolicy>,
+            s,
+            Some(slot),
+            req,
+            dirty,
+            keep,
+            victims,
+        )
     }
 
+    /// [`Tier::insert`] (`slot` None) or [`Tier::adopt`] with the order of
+    /// the tier's entries kept by `p` instead of the tier's own policy: the
+    /// segments of an exclusive hierarchy of LRU and FIFO tiers, one list
+    /// across all tiers (hierarchy/segments.rs).
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn place(
+    pub fn place_with<P: Policy>(
         &mut self,
+        p: &mut P,
+        s: &mut Store,
+        slot: Option<u32>,
+        req: &Request,
+        dirty: bool,
+        keep: bool,
+        victims: impl FnMut(Victim),
+    ) -> bool {
+        self.place(Some(p), s, slot, req, dirty, keep, victims)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn place<P: Policy>(
+        &mut self,
+        ext: Option<&mut P>,
         s: &mut Store,
         slot: Option<u32>,
         req: &Request,
@@ -378,7 +407,7 @@ impl Tier {
             self.c.rejected += 1;
             return false;
         }
-        self.next_victim = self.policy.with(Insert {
+        let ins = Insert {
             s,
             used: &mut self.used,
             len: &mut self.len,
@@ -392,8 +421,23 @@ impl Tier {
             dirty,
             keep,
             victims,
-        });
+        };
+        self.next_victim = match ext {
+            Some(p) => ins.call(p),
+            None => self.policy.with(ins),
+        };
         true
+    }
+
+    /// How the tier orders its entries when that order is a plain list:
+    /// `Some(true)` for LRU (a hit moves the entry to the front), `Some(false)`
+    /// for FIFO (hits change nothing), `None` for every other policy.
+    pub fn list_order(&self) -> Option<bool> {
+        match self.policy {
+            AnyPolicy::Lru(_) => Some(true),
+            AnyPolicy::Fifo(_) => Some(false),
+            _ => None,
+        }
     }
 
     /// After the last insertion, if it evicted: the slot the policy expected
@@ -410,11 +454,31 @@ impl Tier {
         s.drop_slot(slot, false)
     }
 
+    /// [`Tier::remove`] with the entry's order kept by `p` (see [`Tier::place_with`]).
+    pub fn remove_with<P: Policy>(&mut self, p: &mut P, s: &mut Store, slot: u32) -> Victim {
+        p.on_remove(slot);
+        self.leave(s, slot);
+        s.drop_slot(slot, false)
+    }
+
     /// Takes an entry out of this tier, keeping it in the store (in no tier)
     /// for another tier of a shared store to [`Tier::adopt`].
     #[inline(always)]
     pub fn detach(&mut self, s: &mut Store, slot: u32) {
         self.policy.on_remove(slot);
+        self.leave(s, slot);
+    }
+
+    /// [`Tier::detach`] with the entry's order kept by `p` (see [`Tier::place_with`]).
+    #[inline(always)]
+    pub fn detach_with<P: Policy>(&mut self, p: &mut P, s: &mut Store, slot: u32) {
+        p.on_remove(slot);
+        self.leave(s, slot);
+    }
+
+    /// The tier's side of an entry leaving it: space, length, the entry's tier.
+    #[inline(always)]
+    fn leave(&mut self, s: &mut Store, slot: u32) {
         let e = &mut s.entries[slot as usize];
         debug_assert_eq!(e.tier, self.level);
         e.tier = IN_TRANSIT;

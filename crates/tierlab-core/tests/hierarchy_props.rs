@@ -495,6 +495,146 @@ proptest! {
 }
 
 // ---------------------------------------------------------------------------
+// One list for exclusive LRU/FIFO tiers (src/hierarchy/segments.rs)
+// ---------------------------------------------------------------------------
+
+/// Exclusive hierarchies of two or three LRU and FIFO tiers, every other
+/// knob (admission, write policy, flush, sizes, ops) as random as above.
+fn segment_setup_strategy() -> impl Strategy<Value = Setup> {
+    (
+        setup_strategy(),
+        prop::collection::vec(any::<bool>(), 3),
+        any::<bool>(),
+    )
+        .prop_map(|(mut setup, lru, third)| {
+            setup.exclusive = true;
+            while setup.tiers.len() < 2 + third as usize {
+                let t = setup.tiers[0].clone();
+                setup.tiers.push(t);
+            }
+            for (t, &l) in setup.tiers.iter_mut().zip(&lru) {
+                t.policy = if l { "\"lru\"" } else { "\"fifo\"" }.into();
+            }
+            setup
+        })
+}
+
+/// Runs `setup` through the shared list and through per-tier lists side by
+/// side: every request's level and latency (to the bit), every counter and
+/// every tier's entries must agree after every request.
+fn segments_agree(setup: &Setup) -> Result<(), TestCaseError> {
+    let cfg = Config::from_toml_str(&setup.toml()).unwrap();
+    let build = || {
+        tierlab_core::sim::build_hierarchy(&cfg, 0, setup.unit, 3)
+            .unwrap()
+            .0
+    };
+    let mut fast = build();
+    let mut slow = build().without_segments();
+    prop_assert!(fast.uses_segments());
+    prop_assert!(!slow.uses_segments());
+    for (i, &(op, key, size)) in setup.reqs.iter().enumerate() {
+        let req = Request {
+            time: i as u64,
+            key,
+            size,
+            op,
+            next_access: -1,
+        };
+        let (la, ta) = fast.access(&req);
+        let (lb, tb) = slow.access(&req);
+        let where_ = format!("request #{i} {op:?} key {key} size {size}");
+        prop_assert_eq!(la, lb, "{}", where_);
+        prop_assert_eq!(ta.to_bits(), tb.to_bits(), "{}", where_);
+        for j in 0..fast.tiers.len() {
+            prop_assert_eq!(&fast.tiers[j].c, &slow.tiers[j].c, "{}: tier {}", where_, j);
+            prop_assert_eq!(fast.tiers[j].used(), slow.tiers[j].used());
+            prop_assert_eq!(
+                entries(&fast, j),
+                entries(&slow, j),
+                "{}: tier {}",
+                where_,
+                j
+            );
+        }
+        prop_assert_eq!(&fast.totals, &slow.totals, "{}", where_);
+        prop_assert_eq!(&fast.backing, &slow.backing, "{}", where_);
+        prop_assert_eq!(
+            fast.clock_ns.to_bits(),
+            slow.clock_ns.to_bits(),
+            "{}",
+            where_
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").map_or(1000, |v| v.parse().unwrap()),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn segments_agree_with_per_tier_lists(setup in segment_setup_strategy()) {
+        segments_agree(&setup)?;
+    }
+}
+
+/// Long runs on more keys than the tiers hold: deep LRU/FIFO orders that
+/// the short proptest sequences never build.
+#[test]
+fn segments_agree_on_long_random_runs() {
+    use tierlab_core::synth::Rng;
+    for seed in 0..24u64 {
+        let mut rng = Rng::new(seed);
+        let unit = seed % 2 == 0;
+        let n = 2 + rng.below(3) as usize;
+        let tiers = (0..n)
+            .map(|_| TierSpec {
+                policy: if rng.below(3) == 0 {
+                    "\"fifo\""
+                } else {
+                    "\"lru\""
+                }
+                .into(),
+                admission: "\"always\"".into(),
+                capacity: if unit {
+                    1 + rng.below(40)
+                } else {
+                    30 + rng.below(600)
+                },
+                write_back: None,
+                flush: None,
+            })
+            .collect();
+        let reqs = (0..20_000)
+            .map(|_| {
+                let u = rng.below(300);
+                let key = u * u / 300;
+                let op = match rng.below(20) {
+                    0..=14 => Op::Read,
+                    15..=18 => Op::Write,
+                    _ => Op::Delete,
+                };
+                (op, key, 1 + (key as u32 * 13) % 40)
+            })
+            .collect();
+        let setup = Setup {
+            exclusive: true,
+            write_back: seed % 3 == 0,
+            unit,
+            tiers,
+            reqs,
+        };
+        if let Err(e) = segments_agree(&setup) {
+            panic!("seed {seed}: {e}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
 // Deterministic tests: one per row of the semantics table and write policy
 // ---------------------------------------------------------------------------
 
