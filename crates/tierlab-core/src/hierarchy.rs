@@ -309,7 +309,11 @@ impl Hierarchy {
             self.read_request(req, level, slot)
         };
         if !self.pending.is_empty() {
-            lat += self.settle(req);
+            lat += if self.segments.is_some() {
+                self.settle_segments(req.time)
+            } else {
+                self.settle(req)
+            };
         }
         self.totals.access_time_ns += lat;
         self.clock_ns += lat + self.compute_ns;

@@ -244,3 +244,80 @@ impl Policy for Segment<'_> {
         self.g.prefetch(slot);
     }
 }
+
+impl super::Hierarchy {
+    /// [`Hierarchy::settle`](super::Hierarchy) for an exclusive hierarchy
+    /// kept as segments: the same events in the same order (a victim above
+    /// the last tier is demoted, a dirty one of the last tier is written to
+    /// the store), without the branches for inclusive hierarchies and
+    /// per-tier lists, in a function of its own that the compiler can keep
+    /// small.
+    #[inline(never)]
+    pub(super) fn settle_segments(&mut self, time: u64) -> f64 {
+        let n = self.tiers.len();
+        let now = self.clock_ns;
+        let mut lat = 0.0;
+        let mut i = 0;
+        while i < self.pending.len() {
+            let (j, v) = self.pending[i];
+            i += 1;
+            let size = v.size;
+            let up = &mut self.tiers[j];
+            if v.dirty {
+                up.c.writebacks += 1;
+            }
+            if j + 1 == n {
+                // Only dirty victims of the last tier are queued.
+                up.c.bytes_out += size as u64;
+                lat += self.backing_write(size);
+                continue;
+            }
+            up.c.bytes_out += size as u64;
+            let below = &mut self.tiers[j + 1];
+            below.c.demotions += 1;
+            // A write-through tier holds no dirty data: the data goes on to the store.
+            let keep_dirty = v.dirty && below.write_back;
+            let r = Request {
+                key: v.key,
+                size,
+                op: crate::request::Op::Read,
+                time,
+                next_access: -1,
+            };
+            let slot = v
+                .kept_slot()
+                .expect("a victim above the last tier keeps its slot");
+            let placed = (!below.fits(size) || below.admits(&r, now)) && {
+                let keep = j + 2 < n;
+                let g = self.segments.as_mut().expect("segments");
+                let pending = &mut self.pending;
+                below.place_with(
+                    &mut g.at(j + 1),
+                    &mut self.stores[0],
+                    Some(slot),
+                    &r,
+                    keep_dirty,
+                    keep,
+                    |w| {
+                        if w.dirty || keep {
+                            pending.push((j + 1, w));
+                        }
+                    },
+                )
+            };
+            if placed {
+                lat += self.tiers[j + 1].cost.write(size);
+            } else {
+                self.stores[0].discard(&v);
+                if let Some(g) = &mut self.segments {
+                    g.discard(slot);
+                }
+            }
+            if v.dirty && !(placed && keep_dirty) {
+                lat += self.backing_write(size);
+            }
+        }
+        self.pending.clear();
+        lat
+    }
+}
