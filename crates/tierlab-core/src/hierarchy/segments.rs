@@ -82,6 +82,23 @@ impl Segments {
         }
     }
 
+    /// The links of a slot that is linked or being linked: `ensure` has
+    /// grown the array past every such slot, and links only name such slots.
+    #[inline(always)]
+    fn link(&self, slot: u32) -> &[u32; 2] {
+        debug_assert!((slot as usize) < self.links.len());
+        // SAFETY: see above; every caller passes a slot on the list, or the
+        // slot `push_front` has just ensured.
+        unsafe { self.links.get_unchecked(slot as usize) }
+    }
+
+    #[inline(always)]
+    fn link_mut(&mut self, slot: u32) -> &mut [u32; 2] {
+        debug_assert!((slot as usize) < self.links.len());
+        // SAFETY: as for `link`.
+        unsafe { self.links.get_unchecked_mut(slot as usize) }
+    }
+
     #[inline(always)]
     fn is_linked(&self, slot: u32) -> bool {
         self.links
@@ -91,28 +108,28 @@ impl Segments {
 
     #[inline(always)]
     fn unlink(&mut self, slot: u32) {
-        let [p, n] = self.links[slot as usize];
+        let [p, n] = *self.link(slot);
         debug_assert!(p != UNLINKED, "unlink of an unlinked slot");
         if p != NIL {
-            self.links[p as usize][1] = n;
+            self.link_mut(p)[1] = n;
         } else {
             self.first = n;
         }
         if n != NIL {
-            self.links[n as usize][0] = p;
+            self.link_mut(n)[0] = p;
         }
-        self.links[slot as usize] = [UNLINKED, UNLINKED];
+        *self.link_mut(slot) = [UNLINKED, UNLINKED];
     }
 
     /// Links `slot` right before `at` (NIL: at the end of the list).
     #[inline(always)]
     fn link_before(&mut self, slot: u32, at: u32) {
         debug_assert!(at != NIL, "the end of the list is never a target");
-        let p = self.links[at as usize][0];
-        self.links[slot as usize] = [p, at];
-        self.links[at as usize][0] = slot;
+        let p = self.link(at)[0];
+        *self.link_mut(slot) = [p, at];
+        self.link_mut(at)[0] = slot;
         if p != NIL {
-            self.links[p as usize][1] = slot;
+            self.link_mut(p)[1] = slot;
         } else {
             self.first = slot;
         }
@@ -120,11 +137,11 @@ impl Segments {
 
     /// Links `slot` right after `at`.
     fn link_after(&mut self, slot: u32, at: u32) {
-        let n = self.links[at as usize][1];
-        self.links[slot as usize] = [at, n];
-        self.links[at as usize][1] = slot;
+        let n = self.link(at)[1];
+        *self.link_mut(slot) = [at, n];
+        self.link_mut(at)[1] = slot;
         if n != NIL {
-            self.links[n as usize][0] = slot;
+            self.link_mut(n)[0] = slot;
         }
     }
 
@@ -142,7 +159,7 @@ impl Segments {
         } else if self.first != NIL {
             self.link_before(slot, self.first);
         } else {
-            self.links[slot as usize] = [NIL, NIL];
+            *self.link_mut(slot) = [NIL, NIL];
             self.first = slot;
         }
         self.head[j] = slot;
@@ -154,7 +171,7 @@ impl Segments {
     /// Takes `slot` out of tier `j`'s segment, moving its boundaries.
     #[inline(always)]
     fn leave(&mut self, j: usize, slot: u32) {
-        let [p, n] = self.links[slot as usize];
+        let [p, n] = *self.link(slot);
         let (h, t) = (self.head[j], self.tail[j]);
         if h == slot && t == slot {
             self.head[j] = NIL;
@@ -231,7 +248,7 @@ impl Policy for Segment<'_> {
             if cur == NIL || cur == g.head[self.j] {
                 return None;
             }
-            cur = g.links[cur as usize][0];
+            cur = g.link(cur)[0];
         }
         (cur != NIL).then(|| {
             g.prefetch(cur);
