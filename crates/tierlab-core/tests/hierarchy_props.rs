@@ -492,6 +492,12 @@ proptest! {
     fn invariants_hold_when_reads_name_other_sizes(setup in setup_strategy()) {
         run_setup(&setup, false, false)?;
     }
+
+    /// One list across exclusive LRU/FIFO tiers changes nothing but speed.
+    #[test]
+    fn segments_agree_with_per_tier_lists(setup in segment_setup_strategy()) {
+        segments_agree(&setup)?;
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -567,19 +573,6 @@ fn segments_agree(setup: &Setup) -> Result<(), TestCaseError> {
         );
     }
     Ok(())
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES").map_or(1000, |v| v.parse().unwrap()),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
-
-    #[test]
-    fn segments_agree_with_per_tier_lists(setup in segment_setup_strategy()) {
-        segments_agree(&setup)?;
-    }
 }
 
 /// Long runs on more keys than the tiers hold: deep LRU/FIFO orders that
