@@ -331,8 +331,10 @@ impl Tier {
         ok
     }
 
-    /// Inserts `req.key` (in no tier of `s`), evicting until it fits and
-    /// handing each victim to `victims`. With `keep`, victims keep their slot
+    /// Inserts `req.key`, evicting until it fits and handing each victim to
+    /// `victims`. `slot`: None for a key not in `s`; the entry's slot when
+    /// it is in `s` but in no tier (promoted or demoted into this one, of a
+    /// shared store), which it keeps. With `keep`, victims keep their slot
     /// and index bucket in `s` (they move to the next tier of a shared store,
     /// which adopts them or discards them); otherwise they leave the store.
     /// Returns false, touching nothing, when the object exceeds the capacity.
@@ -340,38 +342,16 @@ impl Tier {
     pub fn insert(
         &mut self,
         s: &mut Store,
+        slot: Option<u32>,
         req: &Request,
         dirty: bool,
         keep: bool,
         victims: impl FnMut(Victim),
     ) -> bool {
-        self.place(None::<&mut AnyPolicy>, s, None, req, dirty, keep, victims)
+        self.place(None::<&mut AnyPolicy>, s, slot, req, dirty, keep, victims)
     }
 
-    /// Takes in an entry of `s` that is in no tier (promoted or demoted
-    /// into this one): as [`Tier::insert`], but the entry keeps its slot.
-    #[inline]
-    pub fn adopt(
-        &mut self,
-        s: &mut Store,
-        slot: u32,
-        req: &Request,
-        dirty: bool,
-        keep: bool,
-        victims: impl FnMut(Victim),
-    ) -> bool {
-        self.place(
-            None::<&mut AnyPolicy>,
-            s,
-            Some(slot),
-            req,
-            dirty,
-            keep,
-            victims,
-        )
-    }
-
-    /// [`Tier::insert`] (`slot` None) or [`Tier::adopt`] with the order of
+    /// [`Tier::insert`] with the order of
     /// the tier's entries kept by `p` instead of the tier's own policy: the
     /// segments of an exclusive hierarchy of LRU and FIFO tiers, one list
     /// across all tiers (hierarchy/segments.rs).
@@ -462,7 +442,7 @@ impl Tier {
     }
 
     /// Takes an entry out of this tier, keeping it in the store (in no tier)
-    /// for another tier of a shared store to [`Tier::adopt`].
+    /// for another tier of a shared store to take in ([`Tier::insert`] with its slot).
     #[inline(always)]
     pub fn detach(&mut self, s: &mut Store, slot: u32) {
         self.policy.on_remove(slot);
@@ -498,7 +478,7 @@ impl Tier {
     }
 }
 
-/// The body of [`Tier::insert`] and [`Tier::adopt`], run against the
+/// The body of [`Tier::insert`] and [`Tier::place_with`], run against the
 /// concrete policy so that its events (before_insert, evict, victim_hint,
 /// on_insert) inline without a branch each.
 struct Insert<'a, F> {

@@ -217,6 +217,17 @@ fn dirty_sizes(s: &[TierSnap]) -> BTreeMap<u64, u32> {
     m
 }
 
+/// The `i`-th request of a sequence (its time is `i`).
+fn nth_request(i: usize, op: Op, key: u64, size: u32) -> Request {
+    Request {
+        time: i as u64,
+        key,
+        size,
+        op,
+        next_access: -1,
+    }
+}
+
 /// Runs the requests and checks the invariants after each one. With
 /// `consistent_sizes`, a read names the size the object has (the size of its
 /// last write, else its first request): only writes change sizes.
@@ -250,13 +261,7 @@ fn run_setup(
                 size
             }
         };
-        let req = Request {
-            time: i as u64,
-            key,
-            size,
-            op,
-            next_access: -1,
-        };
+        let req = nth_request(i, op, key, size);
         let before = snap(&h);
         let b0 = h.backing.clone();
         let flushes = h.totals.flushes;
@@ -540,13 +545,7 @@ fn segments_agree(setup: &Setup) -> Result<(), TestCaseError> {
     prop_assert!(fast.uses_segments());
     prop_assert!(!slow.uses_segments());
     for (i, &(op, key, size)) in setup.reqs.iter().enumerate() {
-        let req = Request {
-            time: i as u64,
-            key,
-            size,
-            op,
-            next_access: -1,
-        };
+        let req = nth_request(i, op, key, size);
         let (la, ta) = fast.access(&req);
         let (lb, tb) = slow.access(&req);
         let where_ = format!("request #{i} {op:?} key {key} size {size}");
