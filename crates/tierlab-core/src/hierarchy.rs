@@ -27,8 +27,11 @@
 //!
 //! When every tier of an exclusive hierarchy is LRU or FIFO, the tiers'
 //! orders are segments of one list (segments.rs): a demotion moves a
-//! boundary, not an entry. The rules above do not change.
+//! boundary, not an entry; if every tier also admits everything, reads and
+//! demotions take a path written for that case (lean.rs). The rules above
+//! do not change.
 
+mod lean;
 mod segments;
 
 use crate::cost::AccessCost;
@@ -95,6 +98,9 @@ pub struct Hierarchy {
     pending: Vec<(usize, Victim)>,
     /// The tiers' order as one list, when they allow it (see the module doc).
     segments: Option<Segments>,
+    /// Segments, and every tier admits everything: reads and demotions take
+    /// the lean path (lean.rs).
+    lean: bool,
 }
 
 /// Where a request was found: a tier index, or `tiers.len()` for the backing store.
@@ -113,6 +119,7 @@ impl Hierarchy {
         let stores = if shared { 1 } else { tiers.len().max(1) };
         let orders: Option<Vec<bool>> = tiers.iter().map(Tier::list_order).collect();
         let segments = orders.filter(|o| shared && o.len() > 1).map(Segments::new);
+        let lean = segments.is_some() && tiers.iter().all(Tier::admits_all);
         Hierarchy {
             flush_due: flush_every.clone(),
             tiers,
@@ -128,15 +135,18 @@ impl Hierarchy {
             compute_ns,
             pending: Vec::with_capacity(16),
             segments,
+            lean,
         }
     }
 
-    /// Drives LRU and FIFO tiers with their own per-tier lists even where
-    /// they could share one (segments.rs): the reference the tests compare
-    /// the shared list with. Call before the first request.
+    /// Drives LRU and FIFO tiers with their own per-tier lists, through the
+    /// general paths, even where they could share one list (segments.rs)
+    /// and take the lean path (lean.rs): the reference the tests compare
+    /// those with. Call before the first request.
     pub fn without_segments(mut self) -> Self {
         assert_eq!(self.totals.requests, 0, "without_segments after requests");
         self.segments = None;
+        self.lean = false;
         self
     }
 
@@ -250,7 +260,7 @@ impl Hierarchy {
 
     /// Runs one request through the hierarchy; returns where it was found
     /// (`None` for a delete) and its latency in ns.
-    #[inline]
+    #[inline(always)]
     pub fn access(&mut self, req: &Request) -> (Option<Level>, f64) {
         self.totals.requests += 1;
         if req.op == Op::Delete {
@@ -307,8 +317,10 @@ impl Hierarchy {
 
         let mut lat = if is_write {
             self.write_request(req, level, slot)
+        } else if self.lean {
+            self.read_request::<true>(req, level, slot)
         } else {
-            self.read_request(req, level, slot)
+            self.read_request::<false>(req, level, slot)
         };
         if !self.pending.is_empty() {
             lat += self.settle(req);
@@ -321,7 +333,10 @@ impl Hierarchy {
         (Some(level), lat)
     }
 
-    fn read_request(&mut self, req: &Request, level: Level, slot: u32) -> f64 {
+    /// A read found at `level` (`n`: nowhere). `LEAN`: the hierarchy is
+    /// lean (lean.rs), and tier 0 takes the object through `lean_insert`.
+    #[inline(always)]
+    fn read_request<const LEAN: bool>(&mut self, req: &Request, level: Level, slot: u32) -> f64 {
         let n = self.tiers.len();
         let mut lat;
         if level < n {
@@ -354,7 +369,11 @@ impl Hierarchy {
                         self.tiers[level].c.promotions += 1;
                         let dirty = self.stores[0].is_dirty(slot);
                         // Tier 0 fits it (asked above), so it is placed.
-                        let placed = self.insert_admitted(0, Some(slot), &up, dirty);
+                        let placed = if LEAN {
+                            self.lean_insert(0, Some(slot), req.key, stored, dirty)
+                        } else {
+                            self.insert_admitted(0, Some(slot), &up, dirty)
+                        };
                         debug_assert!(placed);
                         lat += self.tiers[0].cost.write(stored);
                     }
@@ -371,6 +390,7 @@ impl Hierarchy {
             self.backing.reads += 1;
             self.backing.bytes_read += req.size as u64;
             match self.fill {
+                Fill::Exclusive if LEAN => lat += self.place_lean(req),
                 Fill::Exclusive => lat += self.place(0, req, false),
                 Fill::Inclusive => {
                     for j in (0..n).rev() {
@@ -579,8 +599,11 @@ impl Hierarchy {
     /// Moves evicted entries down until nothing is pending, in eviction order.
     fn settle(&mut self, req: &Request) -> f64 {
         match self.fill {
-            Fill::Exclusive if self.segments.is_some() => self.settle_exclusive::<true>(req.time),
-            Fill::Exclusive => self.settle_exclusive::<false>(req.time),
+            Fill::Exclusive if self.lean => self.settle_exclusive::<true, true>(req.time),
+            Fill::Exclusive if self.segments.is_some() => {
+                self.settle_exclusive::<true, false>(req.time)
+            }
+            Fill::Exclusive => self.settle_exclusive::<false, false>(req.time),
             Fill::Inclusive => self.settle_inclusive(),
         }
     }
@@ -590,9 +613,10 @@ impl Hierarchy {
     /// written to the backing store. One copy per kind of list (`SEG`: the
     /// tiers are segments), each apart from the inclusive half: the demotion
     /// loop is the 3-tier bench's hottest code, and compiled for one kind of
-    /// list it runs 4% fewer instructions there (BENCHMARKS.md).
+    /// list it runs 4% fewer instructions there (BENCHMARKS.md). `LEAN`
+    /// (with `SEG`): the hierarchy is lean, and demotions take `lean_insert`.
     #[inline(never)]
-    fn settle_exclusive<const SEG: bool>(&mut self, time: u64) -> f64 {
+    fn settle_exclusive<const SEG: bool, const LEAN: bool>(&mut self, time: u64) -> f64 {
         let n = self.tiers.len();
         let mut lat = 0.0;
         let mut i = 0;
@@ -614,14 +638,27 @@ impl Hierarchy {
             below.c.demotions += 1;
             // A write-through tier holds no dirty data: the data goes on to the store.
             let keep_dirty = v.dirty && below.write_back;
-            let r = Request {
-                key: v.key,
-                size,
-                op: Op::Read,
-                time,
-                next_access: -1,
+            let placed = if LEAN {
+                // Every tier admits everything: counted, not asked.
+                if below.fits(size) {
+                    below.c.admitted += 1;
+                }
+                // Victims above the last tier keep their slot (Tier::insert's
+                // `keep`); knowing it is there spares `lean_insert` a branch.
+                let Some(slot) = v.kept_slot() else {
+                    unreachable!("a victim above the last tier left the store")
+                };
+                self.lean_insert(j + 1, Some(slot), v.key, size, keep_dirty)
+            } else {
+                let r = Request {
+                    key: v.key,
+                    size,
+                    op: Op::Read,
+                    time,
+                    next_access: -1,
+                };
+                self.insert_at_as::<SEG>(j + 1, v.kept_slot(), &r, keep_dirty)
             };
-            let placed = self.insert_at_as::<SEG>(j + 1, v.kept_slot(), &r, keep_dirty);
             if placed {
                 lat += self.tiers[j + 1].cost.write(size);
             } else {

@@ -51,6 +51,17 @@ pub struct TierCounters {
     pub replaced: u64,
 }
 
+/// The space an object of `size` takes: its bytes, or 1 when sizes are
+/// ignored (capacities count objects).
+#[inline(always)]
+fn charge(unit: bool, size: u32) -> u64 {
+    if unit {
+        1
+    } else {
+        size as u64
+    }
+}
+
 /// An entry's tier while it is between tiers (evicted, not yet demoted).
 const IN_TRANSIT: u8 = u8::MAX;
 
@@ -262,11 +273,7 @@ impl Tier {
 
     #[inline(always)]
     fn charge(&self, size: u32) -> u64 {
-        if self.unit {
-            1
-        } else {
-            size as u64
-        }
+        charge(self.unit, size)
     }
 
     /// Space in use (bytes, or objects).
@@ -302,6 +309,34 @@ impl Tier {
     #[inline(always)]
     pub fn prefetch_slot(&self, slot: u32) {
         self.policy.prefetch(slot);
+    }
+
+    /// Whether the admission policy admits every object (then never asked).
+    pub fn admits_all(&self) -> bool {
+        self.admission.is_always()
+    }
+
+    /// The tier's space, length and counters, for an insertion that keeps
+    /// the order itself (hierarchy/lean.rs).
+    #[inline(always)]
+    pub(crate) fn books(&mut self) -> Books<'_> {
+        self.parts().1
+    }
+
+    /// The policy and the books, borrowed apart (an insertion needs both).
+    #[inline(always)]
+    fn parts(&mut self) -> (&mut AnyPolicy, Books<'_>) {
+        (
+            &mut self.policy,
+            Books {
+                used: &mut self.used,
+                len: &mut self.len,
+                c: &mut self.c,
+                capacity: self.capacity,
+                level: self.level,
+                unit: self.unit,
+            },
+        )
     }
 
     /// Whether an object of `size` can be held at all.
@@ -387,14 +422,10 @@ impl Tier {
             self.c.rejected += 1;
             return false;
         }
+        let (policy, b) = self.parts();
         let ins = Insert {
             s,
-            used: &mut self.used,
-            len: &mut self.len,
-            c: &mut self.c,
-            capacity: self.capacity,
-            level: self.level,
-            unit: self.unit,
+            b,
             charge,
             slot,
             req,
@@ -402,10 +433,11 @@ impl Tier {
             keep,
             victims,
         };
-        self.next_victim = match ext {
+        let next = match ext {
             Some(p) => ins.call(p),
-            None => self.policy.with(ins),
+            None => policy.with(ins),
         };
+        self.next_victim = next;
         true
     }
 
@@ -483,12 +515,7 @@ impl Tier {
 /// on_insert) inline without a branch each.
 struct Insert<'a, F> {
     s: &'a mut Store,
-    used: &'a mut u64,
-    len: &'a mut usize,
-    c: &'a mut TierCounters,
-    capacity: u64,
-    level: u8,
-    unit: bool,
+    b: Books<'a>,
     charge: u64,
     /// The entry's slot when it is already in the store.
     slot: Option<u32>,
@@ -507,32 +534,11 @@ impl<F: FnMut(Victim)> PolicyFn for Insert<'_, F> {
         let (s, req, charge) = (self.s, self.req, self.charge);
         p.before_insert(req);
         let mut next = None;
-        // The last victim's slot takes a new entry: the free list would hand
-        // it back anyway (last in, first out), so it is not pushed and
-        // popped, and the slots assigned are the same.
         let mut reuse = None;
-        if *self.used + charge > self.capacity {
-            while *self.used + charge > self.capacity {
+        if self.b.overflows(charge) {
+            while self.b.overflows(charge) {
                 let slot = p.evict();
-                let e = &mut s.entries[slot as usize];
-                *self.used -= if self.unit { 1 } else { e.size as u64 };
-                let v = if self.keep {
-                    e.tier = IN_TRANSIT;
-                    Victim {
-                        key: e.key,
-                        size: e.size,
-                        dirty: e.dirty,
-                        slot,
-                    }
-                } else {
-                    let v = s.drop_slot(slot, true);
-                    if let Some(prev) = reuse.replace(slot) {
-                        s.free.push(prev);
-                    }
-                    v
-                };
-                *self.len -= 1;
-                self.c.evictions += 1;
+                let v = self.b.evicted(s, slot, self.keep, &mut reuse);
                 (self.victims)(v);
             }
             // Evictions are misses in memory (the victim's entry, then its
@@ -543,14 +549,100 @@ impl<F: FnMut(Victim)> PolicyFn for Insert<'_, F> {
             if let Some(n) = p.victim_hint(0) {
                 next = Some(n);
                 if !self.keep {
-                    s.index.prefetch(s.entries[n as usize].key);
+                    s.prefetch(s.key_of(n));
                 }
             }
             if let Some(after) = p.victim_hint(1) {
                 s.prefetch_entry(after);
             }
         }
-        let slot = match self.slot {
+        let slot = self
+            .b
+            .filled(s, self.slot, req.key, req.size, self.dirty, charge, reuse);
+        p.on_insert(slot, req);
+        next
+    }
+}
+
+/// What an insertion changes in a tier besides its policy's order: space,
+/// length, counters. Apart from the tier so that the policy can be borrowed
+/// at the same time ([`Tier::place`]), and shared by every insertion path
+/// (`Insert::call`, and the lean path of hierarchy/lean.rs).
+pub(crate) struct Books<'a> {
+    used: &'a mut u64,
+    len: &'a mut usize,
+    c: &'a mut TierCounters,
+    capacity: u64,
+    level: u8,
+    unit: bool,
+}
+
+impl Books<'_> {
+    /// The space `size` takes in the tier (bytes, or 1 with unit sizes).
+    #[inline(always)]
+    pub(crate) fn charge(&self, size: u32) -> u64 {
+        charge(self.unit, size)
+    }
+
+    /// Whether `charge` more than the tier holds exceeds its capacity.
+    #[inline(always)]
+    pub(crate) fn overflows(&self, charge: u64) -> bool {
+        *self.used + charge > self.capacity
+    }
+
+    /// The tier's and the store's side of evicting `slot`, which the order
+    /// has just given up. With `keep` the victim keeps its slot and index
+    /// bucket (it moves to the next tier of a shared store); otherwise it
+    /// leaves the store, and the last such victim's slot is kept in `reuse`
+    /// for the entry coming in: the free list would hand it back anyway
+    /// (last in, first out), so it is not pushed and popped, and the slots
+    /// assigned are the same.
+    #[inline(always)]
+    pub(crate) fn evicted(
+        &mut self,
+        s: &mut Store,
+        slot: u32,
+        keep: bool,
+        reuse: &mut Option<u32>,
+    ) -> Victim {
+        let e = &mut s.entries[slot as usize];
+        *self.used -= charge(self.unit, e.size);
+        let v = if keep {
+            e.tier = IN_TRANSIT;
+            Victim {
+                key: e.key,
+                size: e.size,
+                dirty: e.dirty,
+                slot,
+            }
+        } else {
+            let v = s.drop_slot(slot, true);
+            if let Some(prev) = reuse.replace(slot) {
+                s.free.push(prev);
+            }
+            v
+        };
+        *self.len -= 1;
+        self.c.evictions += 1;
+        v
+    }
+
+    /// An entry joins the tier after its evictions: `slot` when it is in
+    /// the store already (in no tier), else a new one (`reuse`, or a free
+    /// slot). Returns its slot.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(crate) fn filled(
+        &mut self,
+        s: &mut Store,
+        slot: Option<u32>,
+        key: u64,
+        size: u32,
+        dirty: bool,
+        charge: u64,
+        reuse: Option<u32>,
+    ) -> u32 {
+        let slot = match slot {
             Some(slot) => {
                 if let Some(r) = reuse {
                     s.free.push(r);
@@ -558,14 +650,14 @@ impl<F: FnMut(Victim)> PolicyFn for Insert<'_, F> {
                 let e = &mut s.entries[slot as usize];
                 debug_assert_eq!(e.tier, IN_TRANSIT);
                 e.tier = self.level;
-                e.dirty = self.dirty;
+                e.dirty = dirty;
                 slot
             }
             None => s.add(
                 Entry {
-                    key: req.key,
-                    size: req.size,
-                    dirty: self.dirty,
+                    key,
+                    size,
+                    dirty,
                     tier: self.level,
                 },
                 reuse,
@@ -575,8 +667,7 @@ impl<F: FnMut(Victim)> PolicyFn for Insert<'_, F> {
         *self.len += 1;
         self.c.fills += 1;
         self.c.writes += 1;
-        self.c.bytes_in += req.size as u64;
-        p.on_insert(slot, req);
-        next
+        self.c.bytes_in += size as u64;
+        slot
     }
 }

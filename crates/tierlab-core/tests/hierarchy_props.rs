@@ -506,18 +506,21 @@ proptest! {
 }
 
 // ---------------------------------------------------------------------------
-// One list for exclusive LRU/FIFO tiers (src/hierarchy/segments.rs)
+// One list for exclusive LRU/FIFO tiers (src/hierarchy/segments.rs), and
+// the lean path when every tier admits everything (src/hierarchy/lean.rs)
 // ---------------------------------------------------------------------------
 
 /// Exclusive hierarchies of two or three LRU and FIFO tiers, every other
-/// knob (admission, write policy, flush, sizes, ops) as random as above.
+/// knob (admission, write policy, flush, sizes, ops) as random as above;
+/// half of them with every tier admitting everything (the lean path).
 fn segment_setup_strategy() -> impl Strategy<Value = Setup> {
     (
         setup_strategy(),
         prop::collection::vec(any::<bool>(), 3),
         any::<bool>(),
+        any::<bool>(),
     )
-        .prop_map(|(mut setup, lru, third)| {
+        .prop_map(|(mut setup, lru, third, lean)| {
             setup.exclusive = true;
             while setup.tiers.len() < 2 + third as usize {
                 let t = setup.tiers[0].clone();
@@ -525,14 +528,18 @@ fn segment_setup_strategy() -> impl Strategy<Value = Setup> {
             }
             for (t, &l) in setup.tiers.iter_mut().zip(&lru) {
                 t.policy = if l { "\"lru\"" } else { "\"fifo\"" }.into();
+                if lean {
+                    t.admission = "\"always\"".into();
+                }
             }
             setup
         })
 }
 
-/// Runs `setup` through the shared list and through per-tier lists side by
-/// side: every request's level and latency (to the bit), every counter and
-/// every tier's entries must agree after every request.
+/// Runs `setup` through the shared list (and the lean path, when every
+/// tier admits everything) and through per-tier lists and the general
+/// paths side by side: every request's level and latency (to the bit),
+/// every counter and every tier's entries must agree after every request.
 fn segments_agree(setup: &Setup) -> Result<(), TestCaseError> {
     let cfg = Config::from_toml_str(&setup.toml()).unwrap();
     let build = || {

@@ -26,7 +26,7 @@ use crate::index::prefetch;
 use crate::policy::Policy;
 use crate::request::Request;
 
-const NIL: u32 = u32::MAX;
+pub(super) const NIL: u32 = u32::MAX;
 /// A slot in no segment (never linked, or unlinked).
 const UNLINKED: u32 = u32::MAX - 1;
 
@@ -36,8 +36,8 @@ pub struct Segments {
     /// The list's first slot.
     first: u32,
     /// Per tier: its first and last slot (NIL when it holds nothing).
-    head: Vec<u32>,
-    tail: Vec<u32>,
+    pub(super) head: Vec<u32>,
+    pub(super) tail: Vec<u32>,
     /// Per tier: a hit moves the entry to the front (LRU), or not (FIFO).
     lru: Vec<bool>,
 }
@@ -85,7 +85,7 @@ impl Segments {
     /// The links of a slot that is linked or being linked: `ensure` has
     /// grown the array past every such slot, and links only name such slots.
     #[inline(always)]
-    fn link(&self, slot: u32) -> &[u32; 2] {
+    pub(super) fn link(&self, slot: u32) -> &[u32; 2] {
         debug_assert!((slot as usize) < self.links.len());
         // SAFETY: see above; every caller passes a slot on the list, or the
         // slot `push_front` has just ensured.
@@ -100,14 +100,14 @@ impl Segments {
     }
 
     #[inline(always)]
-    fn is_linked(&self, slot: u32) -> bool {
+    pub(super) fn is_linked(&self, slot: u32) -> bool {
         self.links
             .get(slot as usize)
             .is_some_and(|l| l[0] != UNLINKED)
     }
 
     #[inline(always)]
-    fn unlink(&mut self, slot: u32) {
+    pub(super) fn unlink(&mut self, slot: u32) {
         let [p, n] = *self.link(slot);
         debug_assert!(p != UNLINKED, "unlink of an unlinked slot");
         if p != NIL {
@@ -147,7 +147,7 @@ impl Segments {
 
     /// Links an unlinked `slot` at the front of tier `j`'s segment.
     #[inline(always)]
-    fn push_front(&mut self, j: usize, slot: u32) {
+    pub(super) fn push_front(&mut self, j: usize, slot: u32) {
         self.ensure(slot);
         let h = self.head[j];
         if h != NIL {
@@ -170,7 +170,7 @@ impl Segments {
 
     /// Takes `slot` out of tier `j`'s segment, moving its boundaries.
     #[inline(always)]
-    fn leave(&mut self, j: usize, slot: u32) {
+    pub(super) fn leave(&mut self, j: usize, slot: u32) {
         let [p, n] = *self.link(slot);
         let (h, t) = (self.head[j], self.tail[j]);
         if h == slot && t == slot {
