@@ -61,7 +61,7 @@ impl Hierarchy {
         let mut reuse = None;
         if b.overflows(charge) {
             while b.overflows(charge) {
-                let v = evict_tail(g, k, last);
+                let v = g.evict_tail(k);
                 let victim = b.evicted(s, v, !last, &mut reuse);
                 // Every victim above the last tier moves down; of the last
                 // tier's, the dirty ones are written back.
@@ -72,21 +72,9 @@ impl Hierarchy {
             prefetch_next_victims(g, s, k, last);
         }
         let slot = b.filled(s, slot, key, size, dirty, charge, reuse);
-        join_front(g, k, slot);
+        g.join_front(k, slot);
         true
     }
-}
-
-/// Tier `k`'s last entry leaves its segment (the list too, from the last tier).
-#[inline(always)]
-fn evict_tail(g: &mut Segments, k: usize, last: bool) -> u32 {
-    let v = g.tail[k];
-    debug_assert!(v != NIL, "evicting from an empty tier");
-    g.leave(k, v);
-    if last {
-        g.unlink(v);
-    }
-    v
 }
 
 /// Starts loading what the next evictions from tier `k` will touch (as
@@ -107,19 +95,5 @@ fn prefetch_next_victims(g: &Segments, s: &Store, k: usize, last: bool) {
             g.prefetch(after);
             s.prefetch_entry(after);
         }
-    }
-}
-
-/// `Segment::on_insert`: a victim of the tier above joins where it waits,
-/// any other entry at the front.
-#[inline(always)]
-fn join_front(g: &mut Segments, k: usize, slot: u32) {
-    if g.is_linked(slot) {
-        g.head[k] = slot;
-        if g.tail[k] == NIL {
-            g.tail[k] = slot;
-        }
-    } else {
-        g.push_front(k, slot);
     }
 }

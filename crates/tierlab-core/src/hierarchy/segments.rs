@@ -100,14 +100,14 @@ impl Segments {
     }
 
     #[inline(always)]
-    pub(super) fn is_linked(&self, slot: u32) -> bool {
+    fn is_linked(&self, slot: u32) -> bool {
         self.links
             .get(slot as usize)
             .is_some_and(|l| l[0] != UNLINKED)
     }
 
     #[inline(always)]
-    pub(super) fn unlink(&mut self, slot: u32) {
+    fn unlink(&mut self, slot: u32) {
         let [p, n] = *self.link(slot);
         debug_assert!(p != UNLINKED, "unlink of an unlinked slot");
         if p != NIL {
@@ -147,7 +147,7 @@ impl Segments {
 
     /// Links an unlinked `slot` at the front of tier `j`'s segment.
     #[inline(always)]
-    pub(super) fn push_front(&mut self, j: usize, slot: u32) {
+    fn push_front(&mut self, j: usize, slot: u32) {
         self.ensure(slot);
         let h = self.head[j];
         if h != NIL {
@@ -168,9 +168,38 @@ impl Segments {
         }
     }
 
+    /// An entry joins tier `j` at its front: a victim of the tier above,
+    /// waiting right before this tier's first entry, joins where it is; any
+    /// other entry is linked there.
+    #[inline(always)]
+    pub(super) fn join_front(&mut self, j: usize, slot: u32) {
+        if self.is_linked(slot) {
+            debug_assert!(self.head[j] == NIL || self.links[slot as usize][1] == self.head[j]);
+            self.head[j] = slot;
+            if self.tail[j] == NIL {
+                self.tail[j] = slot;
+            }
+        } else {
+            self.push_front(j, slot);
+        }
+    }
+
+    /// Tier `j`'s last entry leaves its segment; it stays linked where it
+    /// is (the tier below adopts it there) unless `j` is the last tier.
+    #[inline(always)]
+    pub(super) fn evict_tail(&mut self, j: usize) -> u32 {
+        let v = self.tail[j];
+        debug_assert!(v != NIL, "evicting from an empty tier");
+        self.leave(j, v);
+        if j + 1 == self.head.len() {
+            self.unlink(v);
+        }
+        v
+    }
+
     /// Takes `slot` out of tier `j`'s segment, moving its boundaries.
     #[inline(always)]
-    pub(super) fn leave(&mut self, j: usize, slot: u32) {
+    fn leave(&mut self, j: usize, slot: u32) {
         let [p, n] = *self.link(slot);
         let (h, t) = (self.head[j], self.tail[j]);
         if h == slot && t == slot {
@@ -193,18 +222,7 @@ pub struct Segment<'a> {
 impl Policy for Segment<'_> {
     #[inline(always)]
     fn on_insert(&mut self, slot: u32, _: &Request) {
-        let (g, j) = (&mut *self.g, self.j);
-        if g.is_linked(slot) {
-            // A victim of the tier above, waiting right before this tier's
-            // first entry: it joins the segment where it is.
-            debug_assert!(g.head[j] == NIL || g.links[slot as usize][1] == g.head[j]);
-            g.head[j] = slot;
-            if g.tail[j] == NIL {
-                g.tail[j] = slot;
-            }
-        } else {
-            g.push_front(j, slot);
-        }
+        self.g.join_front(self.j, slot);
     }
 
     #[inline(always)]
@@ -230,14 +248,7 @@ impl Policy for Segment<'_> {
     /// tier below adopts it there) unless this is the last tier.
     #[inline(always)]
     fn evict(&mut self) -> u32 {
-        let (g, j) = (&mut *self.g, self.j);
-        let v = g.tail[j];
-        debug_assert!(v != NIL, "evict is called only on a non-empty tier");
-        g.leave(j, v);
-        if j + 1 == g.head.len() {
-            g.unlink(v);
-        }
-        v
+        self.g.evict_tail(self.j)
     }
 
     #[inline(always)]
