@@ -8,6 +8,7 @@ libCacheSim's LRU loop in the same run. Timings themselves are not asserted
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -45,15 +46,20 @@ policy = "lru"
 
 
 def _bench(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    # The `tierlab` command installed beside this interpreter, as a user's
+    # shell would find it.
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     gen = tmp_path / "gen.toml"
     gen.write_text(GEN)
     trace = tmp_path / "t.oracleGeneral.bin"
-    subprocess.run(["tierlab", "trace", "convert", str(gen), str(trace)], check=True)
+    subprocess.run(["tierlab", "trace", "convert", str(gen), str(trace)], check=True, env=env)
     return subprocess.run(
         [sys.executable, str(SCRIPT), "--trace", str(trace), "--repeat", "2", *extra],
         capture_output=True,
         text=True,
         cwd=ROOT,
+        env=env,
     )
 
 
