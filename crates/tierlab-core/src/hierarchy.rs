@@ -103,6 +103,15 @@ pub struct Hierarchy {
     lean: bool,
 }
 
+/// Whether a placement asks the tier's admission policy first, or places an
+/// object the tier has already admitted (a promotion asked before the entry
+/// left its tier; a write replacing an entry admitted when it entered).
+#[derive(Clone, Copy)]
+enum Admit {
+    Ask,
+    Already,
+}
+
 /// Where a request was found: a tier index, or `tiers.len()` for the backing store.
 pub type Level = usize;
 
@@ -372,7 +381,7 @@ impl Hierarchy {
                         let placed = if LEAN {
                             self.lean_insert(0, Some(slot), req.key, stored, dirty)
                         } else {
-                            self.insert_admitted(0, Some(slot), &up, dirty)
+                            self.insert_at(0, Some(slot), &up, dirty, Admit::Already)
                         };
                         debug_assert!(placed);
                         lat += self.tiers[0].cost.write(stored);
@@ -381,7 +390,7 @@ impl Hierarchy {
                 Fill::Inclusive => {
                     self.touch(level, slot, req);
                     for j in (0..level).rev() {
-                        lat += self.place(j, req, false);
+                        lat += self.place(j, req, false, Admit::Ask);
                     }
                 }
             }
@@ -391,10 +400,10 @@ impl Hierarchy {
             self.backing.bytes_read += req.size as u64;
             match self.fill {
                 Fill::Exclusive if LEAN => lat += self.place_lean(req),
-                Fill::Exclusive => lat += self.place(0, req, false),
+                Fill::Exclusive => lat += self.place(0, req, false, Admit::Ask),
                 Fill::Inclusive => {
                     for j in (0..n).rev() {
-                        lat += self.place(j, req, false);
+                        lat += self.place(j, req, false, Admit::Ask);
                     }
                 }
             }
@@ -415,7 +424,7 @@ impl Hierarchy {
                 self.remove(0, slot);
                 self.tiers[0].c.replaced += 1;
                 // The key was admitted when it entered: not asked again.
-                lat += self.place_admitted(0, req, wb);
+                lat += self.place(0, req, wb, Admit::Already);
             } else {
                 let t = &mut self.tiers[0];
                 lat += t.cost.write(req.size);
@@ -431,7 +440,7 @@ impl Hierarchy {
                 self.remove(level, slot);
                 self.tiers[level].c.promotions += 1;
             }
-            lat += self.place(0, req, wb);
+            lat += self.place(0, req, wb, Admit::Ask);
         }
         let in_top = self.holds(0, req.key);
         if !wb || !in_top {
@@ -440,37 +449,37 @@ impl Hierarchy {
         lat
     }
 
-    /// Inserts into tier `j` if its admission allows, counting the write;
-    /// victims go to `pending`.
+    /// Inserts into tier `j` (asking its admission policy unless `admit`
+    /// says the object is admitted already), counting the write; victims go
+    /// to `pending`. Returns the write's time, 0 if not placed.
     #[inline]
-    fn place(&mut self, j: usize, req: &Request, dirty: bool) -> f64 {
-        if !self.insert_at(j, None, req, dirty) {
-            return 0.0;
-        }
-        self.tiers[j].cost.write(req.size)
-    }
-
-    /// `place` for an object tier `j` has already admitted.
-    #[inline]
-    fn place_admitted(&mut self, j: usize, req: &Request, dirty: bool) -> f64 {
-        if !self.insert_admitted(j, None, req, dirty) {
+    fn place(&mut self, j: usize, req: &Request, dirty: bool, admit: Admit) -> f64 {
+        if !self.insert_at(j, None, req, dirty, admit) {
             return 0.0;
         }
         self.tiers[j].cost.write(req.size)
     }
 
     /// Inserts into tier `j` unless its admission policy refuses the object
-    /// (an object larger than the tier is not asked about: `insert` refuses
-    /// it and counts it as `rejected`). `slot`: the entry's slot when it is
-    /// already in the (shared) store, in no tier. Returns whether it was
-    /// placed; the caller deals with an object that was not, as with one too
-    /// large.
+    /// (`Admit::Ask`; an object larger than the tier is not asked about:
+    /// `insert` refuses it and counts it as `rejected`). `slot`: the entry's
+    /// slot when it is already in the (shared) store, in no tier. Returns
+    /// whether it was placed; the caller deals with an object that was not,
+    /// as with one too large.
     #[inline(always)]
-    fn insert_at(&mut self, j: usize, slot: Option<u32>, req: &Request, dirty: bool) -> bool {
-        if self.segments.is_some() {
-            self.insert_at_as::<true>(j, slot, req, dirty)
-        } else {
-            self.insert_at_as::<false>(j, slot, req, dirty)
+    fn insert_at(
+        &mut self,
+        j: usize,
+        slot: Option<u32>,
+        req: &Request,
+        dirty: bool,
+        admit: Admit,
+    ) -> bool {
+        match (self.segments.is_some(), admit) {
+            (true, Admit::Ask) => self.insert_at_as::<true>(j, slot, req, dirty),
+            (false, Admit::Ask) => self.insert_at_as::<false>(j, slot, req, dirty),
+            (true, Admit::Already) => self.insert_admitted_as::<true>(j, slot, req, dirty),
+            (false, Admit::Already) => self.insert_admitted_as::<false>(j, slot, req, dirty),
         }
     }
 
@@ -490,15 +499,6 @@ impl Hierarchy {
             return false;
         }
         self.insert_admitted_as::<SEG>(j, slot, req, dirty)
-    }
-
-    #[inline(always)]
-    fn insert_admitted(&mut self, j: usize, slot: Option<u32>, req: &Request, dirty: bool) -> bool {
-        if self.segments.is_some() {
-            self.insert_admitted_as::<true>(j, slot, req, dirty)
-        } else {
-            self.insert_admitted_as::<false>(j, slot, req, dirty)
-        }
     }
 
     /// Inserts into tier `j` and queues its victims that move on: dirty ones,
@@ -577,7 +577,7 @@ impl Hierarchy {
                     op: Op::Write,
                     ..Default::default()
                 };
-                if self.insert_at(j, None, &r, wb) {
+                if self.insert_at(j, None, &r, wb, Admit::Ask) {
                     if wb {
                         return lat;
                     }

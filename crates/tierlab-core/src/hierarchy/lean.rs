@@ -3,7 +3,7 @@
 //! object. Reads (`read_request::<true>`) and demotions
 //! (`settle_exclusive::<true, true>`) insert through here.
 //!
-//! These are the general insertions (`place`, `insert_admitted`, and
+//! These are the general insertions (`place`, `insert_admitted_as`, and
 //! `Tier::place_with` driven by a `Segment`) with what such a hierarchy
 //! cannot need taken out: no admission policy to ask, no per-tier policy
 //! to dispatch to, no request to build for a demotion. The events, their
@@ -18,7 +18,7 @@ use crate::request::Request;
 use crate::tier::Store;
 
 impl Hierarchy {
-    /// `place(0, req, false)` of a lean hierarchy: a read that missed
+    /// `place(0, req, false, Admit::Ask)` of a lean hierarchy: a read that missed
     /// everywhere fills tier 0. Returns the write's time (0 if not placed).
     #[inline(always)]
     pub(super) fn place_lean(&mut self, req: &Request) -> f64 {
@@ -33,7 +33,7 @@ impl Hierarchy {
         self.tiers[0].cost.write(req.size)
     }
 
-    /// `insert_admitted` into tier `k` of a lean hierarchy: `slot` is the
+    /// `insert_admitted_as` into tier `k` of a lean hierarchy: `slot` is the
     /// entry's when it is in the store already (in no tier). The same
     /// events as `Tier::place_with` driven by a `Segment`, in the same order.
     /// Demotions come here from `settle_exclusive::<true, true>`.
