@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import platform
@@ -157,6 +158,29 @@ def run_tierlab(cmd: list[str], cfg: Path) -> tuple[float, dict]:
     return elapsed, out
 
 
+def run_tierlab_mrc(
+    cmd: list[str], trace: Path, out: Path, sizes: list[int], shards: float | None
+) -> tuple[float, list[float]]:
+    """(wall seconds of the whole `tierlab mrc --no-plot` process, miss ratio
+    at each of `sizes`): the exact LRU curve, or SHARDS at rate `shards`."""
+    argv = [*cmd, "mrc", str(trace), "--format", "oracle", "--unit-size", "--no-plot"]
+    argv += ["--no-progress", "--sizes", ",".join(map(str, sizes)), "-o", str(out)]
+    if shards is not None:
+        argv += ["--shards", str(shards)]
+    t0 = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True)
+    elapsed = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"{shlex.join(argv)} exited with {proc.returncode}:\n{proc.stderr.strip()}"
+        )
+    with out.open(newline="") as f:
+        rows = [(int(r["size"]), float(r["miss_ratio"])) for r in csv.DictReader(f)]
+    if [size for size, _ in rows] != sizes:
+        raise RuntimeError(f"{shlex.join(argv)}: {out} does not list the sizes asked for")
+    return elapsed, [mr for _, mr in rows]
+
+
 def generate(cmd: list[str], trace: Path) -> None:
     trace.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="tierlab-gen-") as d:
@@ -227,6 +251,17 @@ def main(argv: list[str] | None = None) -> int:
         "against libCacheSim's LRU loop on --trace, alternating, --repeat times; repeatable",
     )
     ap.add_argument(
+        "--shards",
+        type=float,
+        default=None,
+        metavar="RATE",
+        help="also time miss-ratio curves, whole process `tierlab mrc --unit-size "
+        "--no-plot` on --trace at 100 sizes (1%%..100%% of the unique objects): the "
+        "exact LRU curve once, then SHARDS at RATE --repeat times, alternating with "
+        "libCacheSim's LRU loop; prints both rates and SHARDS' mean absolute error "
+        "against the exact curve",
+    )
+    ap.add_argument(
         "--tierlab",
         default="tierlab",
         help="tierlab command (split like a shell would; default: tierlab)",
@@ -235,6 +270,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.repeat < 1:
         ap.error("--repeat must be >= 1")
+    if args.shards is not None and not (0.0 < args.shards <= 1.0):
+        ap.error("--shards must be in (0, 1]")
     if args.cache_objects is None and not (0.0 < args.cache_fraction <= 1.0):
         ap.error("--cache-fraction must be in (0, 1]")
     if args.cache_objects is not None and args.cache_objects < 1:
@@ -399,6 +436,62 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
 
+    mrc_rows = []
+    if args.shards is not None:
+        grid = sorted({max(1, n_unique * i // 100) for i in range(1, 101)})
+        with tempfile.TemporaryDirectory(prefix="tierlab-mrc-") as d:
+            try:
+                t_exact, exact = run_tierlab_mrc(cmd, trace, Path(d) / "exact.csv", grid, None)
+                print(f"  exact LRU curve: tierlab {t_exact:.3f} s", file=sys.stderr, flush=True)
+                lcs_t, sh_t, ratios, curves = [], [], [], set()
+                for rep in range(args.repeat):
+                    t, _mr, _nobj = run_libcachesim(trace, "lru", capacity)
+                    t2, curve = run_tierlab_mrc(
+                        cmd, trace, Path(d) / "shards.csv", grid, args.shards
+                    )
+                    lcs_t.append(t)
+                    sh_t.append(t2)
+                    curves.add(tuple(curve))
+                    ratios.append(t / t2)
+                    print(
+                        f"  SHARDS {args.shards} rep {rep + 1}/{args.repeat}: libCacheSim lru "
+                        f"{t:.3f} s, tierlab {t2:.3f} s",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+            except RuntimeError as e:
+                print(f"error: {e}", file=sys.stderr)
+                failed = True
+            else:
+                if len(curves) > 1:
+                    print("error: SHARDS curves differ between repetitions", file=sys.stderr)
+                    failed = True
+                errors = [abs(a - b) for a, b in zip(next(iter(curves)), exact, strict=True)]
+                lrate = n_req / statistics.median(lcs_t)
+                ratio = statistics.median(ratios)
+                mrc_rows.append(
+                    (
+                        "exact LRU (1 run)",
+                        "-",
+                        fmt_rate(n_req / t_exact),
+                        "-",
+                        "-",
+                        "-",
+                        "-",
+                    )
+                )
+                mrc_rows.append(
+                    (
+                        f"SHARDS {args.shards}",
+                        fmt_rate(lrate),
+                        fmt_rate(n_req / statistics.median(sh_t)),
+                        f"{ratio:.2f}",
+                        " ".join(f"{r:.2f}" for r in ratios),
+                        fmt_rate(ratio * REFERENCE_LRU),
+                        f"{statistics.fmean(errors):.4f} (max {max(errors):.4f})",
+                    )
+                )
+
     header = (
         "policy",
         "cache objs",
@@ -434,6 +527,27 @@ def main(argv: list[str] | None = None) -> int:
             "tierlab/lcs lru is the median of each repetition's ratio of rates; "
             "'at 5.7M lcs ref' scales it to the libCacheSim LRU rate issue 2 measured "
             "on this kind of machine (5.7M req/s), which the issue's absolute targets assume."
+        )
+    if mrc_rows:
+        print()
+        print_table(
+            (
+                "mrc (whole process, --no-plot)",
+                "libCacheSim lru req/s",
+                "tierlab req/s",
+                "tierlab/lcs lru",
+                "per repetition",
+                "at 5.7M lcs ref",
+                "MAE vs exact",
+            ),
+            mrc_rows,
+        )
+        print()
+        print(
+            "Curves at 100 sizes, 1%..100% of the unique objects. tierlab/lcs lru: each "
+            "repetition's SHARDS rate over libCacheSim's LRU loop rate in the same "
+            "repetition (a gauge of the machine's speed at that moment; the median is "
+            "shown); 'at 5.7M lcs ref' scales it as for the hierarchies."
         )
     if failed:
         print("RESULT: FAIL (miss ratios disagree or a run failed)")

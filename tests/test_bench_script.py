@@ -91,3 +91,23 @@ def test_hierarchy_on_another_trace_is_flagged(tmp_path: Path) -> None:
     r = _bench(tmp_path, "--policies", "lru", "--hierarchy", str(cfg))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "ran [1000] requests, --trace has 30000" in r.stderr
+
+
+def test_shards_is_timed_and_compared_with_the_exact_curve(tmp_path: Path) -> None:
+    r = _bench(tmp_path, "--policies", "lru", "--shards", "0.5")
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert any(line.startswith("mrc (whole process, --no-plot)") for line in lines)
+    exact = next(line for line in lines if line.startswith("exact LRU (1 run)"))
+    assert float(exact.split()[5]) > 0  # its rate, in M req/s (after "-")
+    row = next(line for line in lines if line.startswith("SHARDS 0.5"))
+    # lcs req/s (value, unit), tierlab req/s (value, unit), ratio, the two
+    # repetitions' ratios, the rate at the reference (value, unit), the MAE
+    # and "(max X)".
+    cols = row[len("SHARDS 0.5") :].split()
+    assert len(cols) == 12, row
+    ratio, per_rep = float(cols[4]), [float(c) for c in cols[5:7]]
+    assert min(per_rep) <= ratio <= max(per_rep)
+    # A half sample of 3,000 objects: close to the exact curve, not equal.
+    assert 0 < float(cols[9]) < 0.08
+    assert "error" not in r.stderr

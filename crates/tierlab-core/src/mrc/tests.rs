@@ -97,6 +97,36 @@ fn bins_round_trip() {
     assert_eq!(bin_top(bin_of(4096)), 4097);
 }
 
+#[test]
+fn sizes_find_a_distance_as_a_binary_search_does() {
+    let mut rng = Rng(7);
+    for case in 0..200 {
+        // Sizes small (one per log bin) and large (several in one bin),
+        // repeated and unsorted, as a user may give them.
+        let n = 1 + rng.below(60) as usize;
+        let scale = 1u64 << rng.below(40);
+        let sizes: Vec<u64> = (0..n).map(|_| rng.below(5000) * scale / 64).collect();
+        let at = AtSizes::new(sizes.clone());
+        let mut sorted = sizes;
+        sorted.sort_unstable();
+        sorted.dedup();
+        let mut probes: Vec<u64> = sorted
+            .iter()
+            .flat_map(|&c| [c.saturating_sub(1), c, c + 1])
+            .collect();
+        probes.extend((0..300).map(|_| rng.next() >> rng.below(64)));
+        probes.extend([0, u64::MAX]);
+        for d in probes {
+            let want = sorted.partition_point(|&c| c < d);
+            assert_eq!(
+                at.count_below(d),
+                want,
+                "case {case}, d {d}, sizes {sorted:?}"
+            );
+        }
+    }
+}
+
 fn zipf_config(objects: u64, requests: u64, write_ratio: f64, policy: &str, extra: &str) -> Config {
     Config::from_toml_str(&format!(
         "[workload]\ntype = \"zipf\"\nalpha = 0.9\nobjects = {objects}\nrequests = {requests}\n\
