@@ -20,6 +20,7 @@
 
 use super::lists::{grow, Ghosts, Lists};
 use super::{BuildCtx, Policy, PolicyBuild};
+use crate::index::prefetch;
 use crate::request::Request;
 use serde::{Deserialize, Serialize};
 
@@ -39,6 +40,10 @@ enum GhostHit {
     B2,
 }
 
+/// Per-slot state in separate arrays: packed into one 16-byte struct per
+/// slot (key, charge, list) the ARC bench ran slower (8.8G cycles against
+/// 7.5G, eighth session): a hit reads only `list` and `charge`, whose small
+/// arrays stay in L2 on their own.
 pub struct Arc {
     t: Lists,
     charge: Vec<u32>,
@@ -88,6 +93,17 @@ impl Arc {
         self.b
             .push_front(l, self.keys[s as usize], self.charge[s as usize]);
         s
+    }
+
+    /// The list REPLACE takes from when no ghost was hit (a hint).
+    #[inline(always)]
+    fn replace_list(&self) -> usize {
+        let t1 = self.weight[T1];
+        if (t1 > 0 && t1 as f64 > self.p) || self.t.len(T2) == 0 {
+            T1
+        } else {
+            T2
+        }
     }
 
     fn replace(&mut self) -> u32 {
@@ -145,6 +161,24 @@ impl Policy for Arc {
     #[inline(always)]
     fn on_remove(&mut self, slot: u32) {
         self.unlink(slot);
+    }
+    /// The tier prefetches the victim's entry and index bucket with this;
+    /// ARC loads its own state for it and the oldest ghosts' (their keys,
+    /// links and buckets), which the next miss's case IV drops: on the ARC
+    /// bench (BENCHMARKS.md) -23% cycles against no hint.
+    fn victim_hint(&self, ahead: usize) -> Option<u32> {
+        let s = self.t.back_nth(self.replace_list(), ahead)?;
+        let i = s as usize;
+        self.t.prefetch(s);
+        prefetch(self.keys.as_ptr().wrapping_add(i));
+        prefetch(self.charge.as_ptr().wrapping_add(i));
+        prefetch(self.list.as_ptr().wrapping_add(i));
+        if ahead == 0 {
+            // The next misses also drop the oldest ghosts (case IV).
+            self.b.prefetch_back(B1);
+            self.b.prefetch_back(B2);
+        }
+        Some(s)
     }
     fn evict(&mut self) -> u32 {
         if self.hit != GhostHit::None {

@@ -3,7 +3,7 @@
 //! arena of `u32` ids, ghost queues of non-resident keys, and an indexed
 //! binary heap. No allocation per operation once the arrays have grown.
 
-use crate::hash::KeyMap;
+use crate::index::{prefetch, SlotIndex};
 
 pub const NIL: u32 = u32::MAX;
 
@@ -123,6 +123,12 @@ impl Lists {
         Some(t)
     }
 
+    /// Starts loading `id`'s links.
+    #[inline(always)]
+    pub fn prefetch(&self, id: u32) {
+        prefetch(self.links.as_ptr().wrapping_add(id as usize));
+    }
+
     /// The neighbour towards the head (newer), if any.
     #[inline(always)]
     pub fn newer(&self, id: u32) -> Option<u32> {
@@ -145,10 +151,12 @@ impl Lists {
 }
 
 /// Queues of non-resident keys (ghosts) with their charges, each bounded by
-/// the policy. A key is in at most one queue.
-#[derive(Clone, Debug, Default)]
+/// the policy. A key is in at most one queue. Keys are indexed by a
+/// [`SlotIndex`], which (unlike a hash map) can prefetch the bucket of the
+/// ghost a policy will drop next ([`Ghosts::prefetch_back`]).
+#[derive(Default)]
 pub struct Ghosts {
-    map: KeyMap<u32>,
+    map: SlotIndex,
     keys: Vec<u64>,
     charge: Vec<u32>,
     queue: Vec<u8>,
@@ -169,7 +177,7 @@ impl Ghosts {
 
     /// Adds `key` at the head of queue `q`.
     pub fn push_front(&mut self, q: usize, key: u64, charge: u32) {
-        debug_assert!(!self.map.contains_key(&key));
+        debug_assert!(self.map.get(key).is_none());
         let id = match self.free.pop() {
             Some(id) => {
                 self.keys[id as usize] = key;
@@ -192,15 +200,13 @@ impl Ghosts {
     /// Which queue holds `key`, if any.
     #[inline(always)]
     pub fn queue_of(&self, key: u64) -> Option<usize> {
-        self.map
-            .get(&key)
-            .map(|&id| self.queue[id as usize] as usize)
+        self.map.get(key).map(|id| self.queue[id as usize] as usize)
     }
 
     /// Removes `key`; returns the queue it was in.
     #[inline(always)]
     pub fn remove(&mut self, key: u64) -> Option<usize> {
-        let id = self.map.remove(&key)?;
+        let id = self.map.remove(key)?;
         let q = self.queue[id as usize] as usize;
         self.lists.unlink(q, id);
         self.weight[q] -= self.charge[id as usize] as u64;
@@ -214,6 +220,22 @@ impl Ghosts {
         let key = self.keys[id as usize];
         self.remove(key);
         Some(key)
+    }
+
+    /// Starts loading what dropping queue `q`'s oldest keys will touch, in
+    /// two stages: the bucket of the oldest key (whose key and links an
+    /// earlier call started loading), and the key and links of the one
+    /// after it. A hint: the queue may have changed by then.
+    #[inline(always)]
+    pub fn prefetch_back(&self, q: usize) {
+        let Some(id) = self.lists.back(q) else {
+            return;
+        };
+        self.map.prefetch(self.keys[id as usize]);
+        if let Some(next) = self.lists.newer(id) {
+            self.lists.prefetch(next);
+            prefetch(self.keys.as_ptr().wrapping_add(next as usize));
+        }
     }
 
     pub fn len(&self, q: usize) -> usize {
