@@ -163,9 +163,10 @@ impl Policy for Arc {
         self.unlink(slot);
     }
     /// The tier prefetches the victim's entry and index bucket with this;
-    /// ARC loads its own state for it and the oldest ghosts' (their keys,
-    /// links and buckets), which the next miss's case IV drops: on the ARC
-    /// bench (BENCHMARKS.md) -23% cycles against no hint.
+    /// ARC loads its own state for it, the ghost bucket its key will take,
+    /// and the oldest ghosts' keys, links and buckets, which the next miss's
+    /// case IV drops. On the ARC bench (BENCHMARKS.md): -23% cycles against
+    /// no hint, and the victim's ghost bucket -5% more.
     fn victim_hint(&self, ahead: usize) -> Option<u32> {
         let s = self.t.back_nth(self.replace_list(), ahead)?;
         let i = s as usize;
@@ -174,6 +175,11 @@ impl Policy for Arc {
         prefetch(self.charge.as_ptr().wrapping_add(i));
         prefetch(self.list.as_ptr().wrapping_add(i));
         if ahead == 0 {
+            // The victim's key becomes a ghost: its bucket. (Its key was
+            // prefetched as the victim after next, most of the time.)
+            if let Some(m) = self.keys.get(i) {
+                self.b.prefetch(*m);
+            }
             // The next misses also drop the oldest ghosts (case IV).
             self.b.prefetch_back(B1);
             self.b.prefetch_back(B2);

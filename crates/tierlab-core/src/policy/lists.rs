@@ -222,6 +222,12 @@ impl Ghosts {
         Some(key)
     }
 
+    /// Starts loading the bucket a lookup or insertion of `key` will probe.
+    #[inline(always)]
+    pub fn prefetch(&self, key: u64) {
+        self.map.prefetch(key);
+    }
+
     /// Starts loading what dropping queue `q`'s oldest keys will touch, in
     /// two stages: the bucket of the oldest key (whose key and links an
     /// earlier call started loading), and the key and links of the one
