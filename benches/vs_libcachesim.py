@@ -15,6 +15,12 @@ with status 1 if the miss ratios of lru, fifo or clock differ by more than
 1e-9 (exact agreement is expected; see docs/notes/libcachesim-semantics.md),
 or if a tierlab run fails.
 
+``--hierarchy CONFIG`` also times a whole ``tierlab run CONFIG --json``, and
+``--shards RATE`` whole ``tierlab mrc --no-plot`` processes (the exact LRU
+curve once, SHARDS at RATE repeatedly, with SHARDS' mean absolute error
+against the exact curve at 100 sizes), each against libCacheSim's LRU loop
+run alternately in the same repetitions, a gauge of the machine's speed.
+
 libcachesim (PyPI, GPL) is a benchmark/test dependency only; tierlab itself
 never imports it.
 
