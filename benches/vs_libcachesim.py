@@ -147,9 +147,8 @@ def run_libcachesim(trace: Path, policy: str, capacity: int) -> tuple[float, flo
     return elapsed, float(miss_ratio), int(n_obj)
 
 
-def run_tierlab(cmd: list[str], cfg: Path) -> tuple[float, dict]:
-    """(wall seconds of the whole `tierlab run` process, parsed JSON)."""
-    argv = [*cmd, "run", str(cfg), "--json"]
+def run_timed(argv: list[str]) -> tuple[float, str]:
+    """(wall seconds of the whole process, its stdout); RuntimeError if it fails."""
     t0 = time.perf_counter()
     proc = subprocess.run(argv, capture_output=True, text=True)
     elapsed = time.perf_counter() - t0
@@ -157,8 +156,15 @@ def run_tierlab(cmd: list[str], cfg: Path) -> tuple[float, dict]:
         raise RuntimeError(
             f"{shlex.join(argv)} exited with {proc.returncode}:\n{proc.stderr.strip()}"
         )
+    return elapsed, proc.stdout
+
+
+def run_tierlab(cmd: list[str], cfg: Path) -> tuple[float, dict]:
+    """(wall seconds of the whole `tierlab run` process, parsed JSON)."""
+    argv = [*cmd, "run", str(cfg), "--json"]
+    elapsed, stdout = run_timed(argv)
     try:
-        out = json.loads(proc.stdout)
+        out = json.loads(stdout)
     except json.JSONDecodeError as e:
         raise RuntimeError(f"{shlex.join(argv)}: stdout is not one JSON object: {e}") from e
     return elapsed, out
@@ -173,13 +179,7 @@ def run_tierlab_mrc(
     argv += ["--no-progress", "--sizes", ",".join(map(str, sizes)), "-o", str(out)]
     if shards is not None:
         argv += ["--shards", str(shards)]
-    t0 = time.perf_counter()
-    proc = subprocess.run(argv, capture_output=True, text=True)
-    elapsed = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise RuntimeError(
-            f"{shlex.join(argv)} exited with {proc.returncode}:\n{proc.stderr.strip()}"
-        )
+    elapsed, _ = run_timed(argv)
     with out.open(newline="") as f:
         rows = [(int(r["size"]), float(r["miss_ratio"])) for r in csv.DictReader(f)]
     if [size for size, _ in rows] != sizes:

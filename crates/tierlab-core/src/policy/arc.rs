@@ -95,11 +95,15 @@ impl Arc {
         s
     }
 
-    /// The list REPLACE takes from when no ghost was hit (a hint).
+    /// The list REPLACE takes from, given the current miss's ghost hit
+    /// (`victim_hint` asks as if none was hit).
     #[inline(always)]
-    fn replace_list(&self) -> usize {
-        let t1 = self.weight[T1];
-        if (t1 > 0 && t1 as f64 > self.p) || self.t.len(T2) == 0 {
+    fn replace_list(&self, hit: GhostHit) -> usize {
+        let t1 = self.weight[T1] as f64;
+        let from_t1 = (self.weight[T1] > 0
+            && (t1 > self.p || (t1 == self.p && hit == GhostHit::B2)))
+            || self.t.len(T2) == 0;
+        if from_t1 {
             T1
         } else {
             T2
@@ -107,11 +111,7 @@ impl Arc {
     }
 
     fn replace(&mut self) -> u32 {
-        let t1 = self.weight[T1] as f64;
-        let from_t1 = (self.weight[T1] > 0
-            && (t1 > self.p || (t1 == self.p && self.hit == GhostHit::B2)))
-            || self.t.len(T2) == 0;
-        self.demote(if from_t1 { T1 } else { T2 })
+        self.demote(self.replace_list(self.hit))
     }
 }
 
@@ -168,7 +168,7 @@ impl Policy for Arc {
     /// case IV drops. On the ARC bench (BENCHMARKS.md): -23% cycles against
     /// no hint, and the victim's ghost bucket -5% more.
     fn victim_hint(&self, ahead: usize) -> Option<u32> {
-        let s = self.t.back_nth(self.replace_list(), ahead)?;
+        let s = self.t.back_nth(self.replace_list(GhostHit::None), ahead)?;
         let i = s as usize;
         self.t.prefetch(s);
         prefetch(self.keys.as_ptr().wrapping_add(i));
