@@ -111,6 +111,24 @@ impl SlotIndex {
         self.find(key, h).map(|i| self.at(i).slot)
     }
 
+    /// `get_hashed`, taking a present key whose slot is `limit` or more
+    /// for absent (a store marks entries only ghosts hold that way).
+    #[inline(always)]
+    pub fn get_below(&self, key: u64, h: u64, limit: u32) -> Option<u32> {
+        debug_assert_eq!(h, fold_mul(key));
+        let mut i = h as usize & self.mask;
+        loop {
+            let b = self.at(i);
+            if b.slot == EMPTY {
+                return None;
+            }
+            if b.key == key {
+                return (b.slot < limit).then_some(b.slot);
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
     /// The bucket holding `key` (whose hash is `h`), if any.
     #[inline(always)]
     fn find(&self, key: u64, h: u64) -> Option<usize> {

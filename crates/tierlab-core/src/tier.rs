@@ -9,6 +9,13 @@
 //! it is demoted or promoted; only the policies' lists change. The tier
 //! itself keeps its policy (which orders the store's slots it holds), its
 //! space in use and its counters.
+//!
+//! A policy that remembers evicted keys (ARC's ghost lists) keeps them as
+//! slots of the store too: an entry stays while any policy holds it as a
+//! ghost, in no tier when no tier holds the object, and its index bucket
+//! says so. One probe then tells a request's key resident, ghost or new, as
+//! in libCacheSim's hash table, instead of a second table of ghosts probed on
+//! every miss (the ARC bench's largest stall, BENCHMARKS.md).
 
 use crate::admission::{Admission, AdmitCtx, AnyAdmission};
 use crate::cost::AccessCost;
@@ -65,8 +72,15 @@ fn charge(unit: bool, size: u32) -> u64 {
 /// An entry's tier while it is between tiers (evicted, not yet demoted).
 const IN_TRANSIT: u8 = u8::MAX;
 
+/// The tier of an entry only ghosts hold (no tier holds the object).
+const GHOST: u8 = u8::MAX - 1;
+
 /// The largest number of tiers a shared store can tell apart.
-pub const MAX_TIERS: usize = IN_TRANSIT as usize;
+pub const MAX_TIERS: usize = GHOST as usize;
+
+/// Marks an index value whose entry only ghosts hold: lookups of residents
+/// pass over it without reading the entry. Slots stay below it.
+const GHOST_BIT: u32 = 1 << 31;
 
 /// A victim's slot when the entry was dropped from the store.
 const NO_SLOT: u32 = u32::MAX;
@@ -76,8 +90,11 @@ struct Entry {
     key: u64,
     size: u32,
     dirty: bool,
-    /// The tier holding the entry, or [`IN_TRANSIT`].
+    /// The tier holding the entry, [`IN_TRANSIT`] or [`GHOST`].
     tier: u8,
+    /// How many tiers' policies hold the entry as a ghost (it stays in the
+    /// store while any does).
+    ghosts: u8,
 }
 
 /// An entry leaving a tier.
@@ -107,6 +124,11 @@ pub struct Store {
     index: SlotIndex,
     entries: Vec<Entry>,
     free: Vec<u32>,
+    /// Whether any policy has kept a ghost here: until then an insertion
+    /// need not look for one.
+    ghosts: bool,
+    /// Entries only ghosts hold.
+    ghost_only: usize,
 }
 
 impl Store {
@@ -114,9 +136,15 @@ impl Store {
         Self::default()
     }
 
-    /// Entries indexed (in a tier, or between tiers during a demotion).
+    /// Entries indexed (in a tier, between tiers during a demotion, or kept
+    /// as ghosts).
     pub fn len(&self) -> usize {
         self.index.len()
+    }
+
+    /// Entries kept only because policies hold them as ghosts.
+    pub fn ghost_only(&self) -> usize {
+        self.ghost_only
     }
 
     pub fn is_empty(&self) -> bool {
@@ -144,12 +172,38 @@ impl Store {
     /// The slot of `key` in whichever tier holds it.
     #[inline(always)]
     pub fn get_hashed(&self, key: u64, h: u64) -> Option<u32> {
-        self.index.get_hashed(key, h)
+        self.index.get_below(key, h, GHOST_BIT)
     }
 
     #[inline(always)]
     pub fn get(&self, key: u64) -> Option<u32> {
-        self.index.get(key)
+        self.get_hashed(key, SlotIndex::hash(key))
+    }
+
+    /// The slot of `key` when only ghosts hold it.
+    #[inline(always)]
+    fn ghost_of(&self, key: u64) -> Option<u32> {
+        if !self.ghosts {
+            return None;
+        }
+        self.index
+            .get(key)
+            .filter(|&v| v & GHOST_BIT != 0)
+            .map(|v| v & !GHOST_BIT)
+    }
+
+    /// A policy has let go of its ghost in `slot` (`Policy::forgotten`):
+    /// the entry leaves the store when nothing else holds it.
+    #[inline(always)]
+    fn unghost(&mut self, slot: u32) {
+        let e = &mut self.entries[slot as usize];
+        debug_assert!(e.ghosts > 0, "unghost of an entry no policy holds");
+        e.ghosts -= 1;
+        if e.ghosts == 0 && e.tier == GHOST {
+            self.index.remove(e.key);
+            self.free.push(slot);
+            self.ghost_only -= 1;
+        }
     }
 
     /// The tier holding the entry in `slot`.
@@ -175,20 +229,31 @@ impl Store {
     }
 
     /// Drops the entry in `slot` from the store (index and slot) and returns
-    /// it; the slot goes back on the free list unless `reuse`.
+    /// it, with whether its slot is free now; it goes back on the free list
+    /// unless `reuse`. An entry some policy holds as a ghost stays instead,
+    /// marked as one in its index bucket.
     #[inline(always)]
-    fn drop_slot(&mut self, slot: u32, reuse: bool) -> Victim {
-        let e = self.entries[slot as usize];
-        self.index.remove(e.key);
-        if !reuse {
-            self.free.push(slot);
-        }
-        Victim {
+    fn drop_slot(&mut self, slot: u32, reuse: bool) -> (Victim, bool) {
+        let e = &mut self.entries[slot as usize];
+        let v = Victim {
             key: e.key,
             size: e.size,
             dirty: e.dirty,
             slot: NO_SLOT,
+        };
+        if e.ghosts > 0 {
+            e.tier = GHOST;
+            let h = SlotIndex::hash(v.key);
+            let ix = self.index.slot_mut_hashed(v.key, h);
+            *ix.expect("a stored entry is indexed") = slot | GHOST_BIT;
+            self.ghost_only += 1;
+            return (v, false);
         }
+        self.index.remove(v.key);
+        if !reuse {
+            self.free.push(slot);
+        }
+        (v, true)
     }
 
     /// Drops the entry of a victim that kept its slot but found no tier.
@@ -207,6 +272,10 @@ impl Store {
                 f
             }
             None => {
+                assert!(
+                    self.entries.len() < GHOST_BIT as usize,
+                    "more than 2^31 entries in one store"
+                );
                 self.entries.push(e);
                 (self.entries.len() - 1) as u32
             }
@@ -219,7 +288,7 @@ impl Store {
     pub fn iter_tier(&self, tier: usize) -> impl Iterator<Item = (u64, u32)> + '_ {
         self.index
             .iter()
-            .filter(move |&(_, s)| self.tier_of(s) == tier)
+            .filter(move |&(_, s)| s & GHOST_BIT == 0 && self.tier_of(s) == tier)
     }
 }
 
@@ -373,7 +442,7 @@ impl Tier {
     /// and index bucket in `s` (they move to the next tier of a shared store,
     /// which adopts them or discards them); otherwise they leave the store.
     /// Returns false, touching nothing, when the object exceeds the capacity.
-    #[inline]
+    #[inline(always)]
     pub fn insert(
         &mut self,
         s: &mut Store,
@@ -463,14 +532,14 @@ impl Tier {
     /// drops it from the store.
     pub fn remove(&mut self, s: &mut Store, slot: u32) -> Victim {
         self.detach(s, slot);
-        s.drop_slot(slot, false)
+        s.drop_slot(slot, false).0
     }
 
     /// [`Tier::remove`] with the entry's order kept by `p` (see [`Tier::place_with`]).
     pub fn remove_with<P: Policy>(&mut self, p: &mut P, s: &mut Store, slot: u32) -> Victim {
         p.on_remove(slot);
         self.leave(s, slot);
-        s.drop_slot(slot, false)
+        s.drop_slot(slot, false).0
     }
 
     /// Takes an entry out of this tier, keeping it in the store (in no tier)
@@ -532,13 +601,18 @@ impl<F: FnMut(Victim)> PolicyFn for Insert<'_, F> {
     #[inline(always)]
     fn call<P: Policy>(mut self, p: &mut P) -> Option<u32> {
         let (s, req, charge) = (self.s, self.req, self.charge);
-        p.before_insert(req);
+        // A key only ghosts hold comes back into its own entry; the policy
+        // learns which (its ghost, or another tier's).
+        let slot = self.slot.or_else(|| s.ghost_of(req.key));
+        p.before_insert(req, slot);
         let mut next = None;
         let mut reuse = None;
         if self.b.overflows(charge) {
             while self.b.overflows(charge) {
-                let slot = p.evict();
-                let v = self.b.evicted(s, slot, self.keep, &mut reuse);
+                let victim = p.evict();
+                let v = self
+                    .b
+                    .evicted(s, victim, self.keep, p.ghosted(), &mut reuse);
                 (self.victims)(v);
             }
             // Evictions are misses in memory (the victim's entry, then its
@@ -555,11 +629,33 @@ impl<F: FnMut(Victim)> PolicyFn for Insert<'_, F> {
             if let Some(after) = p.victim_hint(1) {
                 s.prefetch_entry(after);
             }
+            // The same two stages for the ghost the next insertion drops.
+            // (Unrolled by hand: a loop over the array was not compiled away
+            // for policies without ghosts.)
+            let [a, b] = p.ghost_hints(0);
+            if let Some(g) = a {
+                s.prefetch(s.key_of(g));
+            }
+            if let Some(g) = b {
+                s.prefetch(s.key_of(g));
+            }
+            let [a, b] = p.ghost_hints(1);
+            if let Some(g) = a {
+                s.prefetch_entry(g);
+            }
+            if let Some(g) = b {
+                s.prefetch_entry(g);
+            }
         }
         let slot = self
             .b
-            .filled(s, self.slot, req.key, req.size, self.dirty, charge, reuse);
+            .filled(s, slot, req.key, req.size, self.dirty, charge, reuse);
         p.on_insert(slot, req);
+        // After the entry is in the tier: its own ghost, if forgotten now,
+        // must not take the entry out of the store.
+        while let Some(g) = p.forgotten() {
+            s.unghost(g);
+        }
         next
     }
 }
@@ -596,16 +692,22 @@ impl Books<'_> {
     /// leaves the store, and the last such victim's slot is kept in `reuse`
     /// for the entry coming in: the free list would hand it back anyway
     /// (last in, first out), so it is not pushed and popped, and the slots
-    /// assigned are the same.
+    /// assigned are the same. `ghosted`: the policy keeps the victim as a
+    /// ghost, so its entry stays (in no tier, if it leaves the tier's store).
     #[inline(always)]
     pub(crate) fn evicted(
         &mut self,
         s: &mut Store,
         slot: u32,
         keep: bool,
+        ghosted: bool,
         reuse: &mut Option<u32>,
     ) -> Victim {
         let e = &mut s.entries[slot as usize];
+        if ghosted {
+            e.ghosts += 1;
+            s.ghosts = true;
+        }
         *self.used -= charge(self.unit, e.size);
         let v = if keep {
             e.tier = IN_TRANSIT;
@@ -616,9 +718,11 @@ impl Books<'_> {
                 slot,
             }
         } else {
-            let v = s.drop_slot(slot, true);
-            if let Some(prev) = reuse.replace(slot) {
-                s.free.push(prev);
+            let (v, freed) = s.drop_slot(slot, true);
+            if freed {
+                if let Some(prev) = reuse.replace(slot) {
+                    s.free.push(prev);
+                }
             }
             v
         };
@@ -628,8 +732,9 @@ impl Books<'_> {
     }
 
     /// An entry joins the tier after its evictions: `slot` when it is in
-    /// the store already (in no tier), else a new one (`reuse`, or a free
-    /// slot). Returns its slot.
+    /// the store already (in no tier: in transit, or a ghost's, whose object
+    /// comes back at `size`), else a new one (`reuse`, or a free slot).
+    /// Returns its slot.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub(crate) fn filled(
@@ -648,7 +753,15 @@ impl Books<'_> {
                     s.free.push(r);
                 }
                 let e = &mut s.entries[slot as usize];
-                debug_assert_eq!(e.tier, IN_TRANSIT);
+                if e.tier == GHOST {
+                    e.size = size;
+                    let ix = s.index.slot_mut_hashed(key, SlotIndex::hash(key));
+                    *ix.expect("a ghost's entry is indexed") = slot;
+                    s.ghost_only -= 1;
+                } else {
+                    debug_assert_eq!(e.tier, IN_TRANSIT);
+                }
+                let e = &mut s.entries[slot as usize];
                 e.tier = self.level;
                 e.dirty = dirty;
                 slot
@@ -659,6 +772,7 @@ impl Books<'_> {
                     size,
                     dirty,
                     tier: self.level,
+                    ghosts: 0,
                 },
                 reuse,
             ),

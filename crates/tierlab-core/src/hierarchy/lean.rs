@@ -63,7 +63,7 @@ impl Hierarchy {
         if b.overflows(charge) {
             while b.overflows(charge) {
                 let v = g.evict_tail(k);
-                let victim = b.evicted(s, v, !last, &mut reuse);
+                let victim = b.evicted(s, v, !last, false, &mut reuse);
                 // Every victim above the last tier moves down; of the last
                 // tier's, the dirty ones are written back.
                 if victim.dirty || !last {

@@ -17,8 +17,14 @@
 //! step including its size-aware case IV and its rule that an empty T2 sends
 //! REPLACE to T1; the miss counts are equal. Ghosts hold at most the
 //! capacity in charges (B1 + T1 <= c, all four <= 2c).
+//!
+//! Ghosts are slots of the tier's store, as residents are (`Policy::ghosted`,
+//! tier.rs): the four lists share one arena of slots, and a ghost hit is
+//! known from the slot the store's one probe found, with no table of
+//! ghosts to probe on every miss. On the ARC bench that table's probe was
+//! the largest stall (BENCHMARKS.md).
 
-use super::lists::{grow, Ghosts, Lists};
+use super::lists::{grow, Lists};
 use super::{BuildCtx, Policy, PolicyBuild};
 use crate::index::prefetch;
 use crate::request::Request;
@@ -28,81 +34,103 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct ArcParams {}
 
-const T1: usize = 0;
-const T2: usize = 1;
-const B1: usize = 0;
-const B2: usize = 1;
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum GhostHit {
-    None,
-    B1,
-    B2,
-}
+/// The lists, and a slot's `list` when it is in none of them.
+const T1: u8 = 0;
+const T2: u8 = 1;
+const B1: u8 = 2;
+const B2: u8 = 3;
+const NONE: u8 = u8::MAX;
 
 /// Per-slot state in separate arrays: packed into one 16-byte struct per
 /// slot (key, charge, list) the ARC bench ran slower (8.8G cycles against
 /// 7.5G, eighth session): a hit reads only `list` and `charge`, whose small
 /// arrays stay in L2 on their own.
 pub struct Arc {
-    t: Lists,
+    /// T1, T2, B1, B2 over the store's slots.
+    lists: Lists,
+    /// The charge of a slot's object, resident or ghost.
     charge: Vec<u32>,
-    keys: Vec<u64>,
+    /// The list a slot is in, or [`NONE`].
     list: Vec<u8>,
-    weight: [u64; 2],
-    b: Ghosts,
+    /// Total charge per list.
+    weight: [u64; 4],
     p: f64,
     c: u64,
     ctx: BuildCtx,
-    /// The current miss: ghost list it was found in, and its charge.
-    hit: GhostHit,
+    /// The current miss: the ghost list it was found in (B1, B2 or NONE),
+    /// and its charge.
+    hit: u8,
     incoming: u64,
+    /// The last victim stays as a ghost.
+    ghosted: bool,
+    /// Ghosts dropped since the store last asked.
+    forgotten: Vec<u32>,
 }
 
 impl PolicyBuild for Arc {
     type Params = ArcParams;
     fn build(_: &ArcParams, ctx: &BuildCtx) -> Self {
         Arc {
-            t: Lists::new(2),
+            lists: Lists::new(4),
             charge: Vec::new(),
-            keys: Vec::new(),
             list: Vec::new(),
-            weight: [0; 2],
-            b: Ghosts::new(2),
+            weight: [0; 4],
             p: 0.0,
             c: ctx.capacity,
             ctx: *ctx,
-            hit: GhostHit::None,
+            hit: NONE,
             incoming: 0,
+            ghosted: false,
+            forgotten: Vec::new(),
         }
     }
 }
 
 impl Arc {
+    /// Takes `slot` out of its list.
     #[inline(always)]
-    fn unlink(&mut self, slot: u32) {
-        let l = self.list[slot as usize] as usize;
-        self.weight[l] -= self.charge[slot as usize] as u64;
-        self.t.unlink(l, slot);
+    fn unlink(&mut self, slot: u32) -> u8 {
+        let l = self.list[slot as usize];
+        self.weight[l as usize] -= self.charge[slot as usize] as u64;
+        self.lists.unlink(l as usize, slot);
+        self.list[slot as usize] = NONE;
+        l
     }
 
-    /// Evicts the LRU entry of `l`, keeping its key in ghost list `l`.
-    fn demote(&mut self, l: usize) -> u32 {
-        let s = self.t.back(l).expect("REPLACE on an empty list");
+    #[inline(always)]
+    fn push(&mut self, l: u8, slot: u32) {
+        self.list[slot as usize] = l;
+        self.weight[l as usize] += self.charge[slot as usize] as u64;
+        self.lists.push_front(l as usize, slot);
+    }
+
+    /// Drops a ghost: the store may let its entry go.
+    #[inline(always)]
+    fn forget(&mut self, slot: u32) {
+        self.unlink(slot);
+        self.forgotten.push(slot);
+    }
+
+    /// Evicts the LRU entry of T1 or T2, keeping it as a ghost in B1 or B2.
+    fn demote(&mut self, l: u8) -> u32 {
+        let s = self
+            .lists
+            .back(l as usize)
+            .expect("REPLACE on an empty list");
         self.unlink(s);
-        self.b
-            .push_front(l, self.keys[s as usize], self.charge[s as usize]);
+        self.push(l + 2, s);
+        self.ghosted = true;
         s
     }
 
     /// The list REPLACE takes from, given the current miss's ghost hit
     /// (`victim_hint` asks as if none was hit).
     #[inline(always)]
-    fn replace_list(&self, hit: GhostHit) -> usize {
-        let t1 = self.weight[T1] as f64;
-        let from_t1 = (self.weight[T1] > 0
-            && (t1 > self.p || (t1 == self.p && hit == GhostHit::B2)))
-            || self.t.len(T2) == 0;
+    fn replace_list(&self, hit: u8) -> u8 {
+        let t1w = self.weight[T1 as usize];
+        let t1 = t1w as f64;
+        let from_t1 = (t1w > 0 && (t1 > self.p || (t1 == self.p && hit == B2)))
+            || self.lists.len(T2 as usize) == 0;
         if from_t1 {
             T1
         } else {
@@ -113,49 +141,56 @@ impl Arc {
     fn replace(&mut self) -> u32 {
         self.demote(self.replace_list(self.hit))
     }
+
+    /// Drops the oldest ghost of `l` (case IV).
+    fn drop_oldest(&mut self, l: u8) {
+        if let Some(g) = self.lists.back(l as usize) {
+            self.forget(g);
+        }
+    }
 }
 
 impl Policy for Arc {
     #[inline(always)]
-    fn before_insert(&mut self, req: &Request) {
+    fn before_insert(&mut self, req: &Request, slot: Option<u32>) {
         self.incoming = self.ctx.charge(req.size) as u64;
-        self.hit = GhostHit::None;
-        let Some(q) = self.b.queue_of(req.key) else {
+        self.hit = NONE;
+        let Some(s) = slot else {
             return;
         };
-        let (b1, b2) = (self.b.weight[B1] as f64, self.b.weight[B2] as f64);
+        let q = self.list.get(s as usize).copied().unwrap_or(NONE);
+        let (b1, b2) = (
+            self.weight[B1 as usize] as f64,
+            self.weight[B2 as usize] as f64,
+        );
         if q == B1 {
             self.p = (self.p + (b2 / b1).max(1.0)).min(self.c as f64);
-            self.hit = GhostHit::B1;
-        } else {
+        } else if q == B2 {
             self.p = (self.p - (b1 / b2).max(1.0)).max(0.0);
-            self.hit = GhostHit::B2;
+        } else {
+            // Not a ghost of this tier (another tier's, or in transit).
+            return;
         }
-        self.b.remove(req.key);
+        self.hit = q;
+        self.forget(s);
     }
     #[inline(always)]
     fn on_insert(&mut self, slot: u32, req: &Request) {
         grow(&mut self.charge, slot, 0);
-        grow(&mut self.keys, slot, 0);
-        grow(&mut self.list, slot, 0);
-        let c = self.ctx.charge(req.size);
-        self.charge[slot as usize] = c;
-        self.keys[slot as usize] = req.key;
-        let l = if self.hit == GhostHit::None { T1 } else { T2 };
-        self.hit = GhostHit::None;
-        self.list[slot as usize] = l as u8;
-        self.weight[l] += c as u64;
-        self.t.push_front(l, slot);
+        grow(&mut self.list, slot, NONE);
+        debug_assert_eq!(self.list[slot as usize], NONE, "insert of a tracked slot");
+        self.charge[slot as usize] = self.ctx.charge(req.size);
+        let l = if self.hit == NONE { T1 } else { T2 };
+        self.hit = NONE;
+        self.push(l, slot);
     }
     #[inline(always)]
     fn on_hit(&mut self, slot: u32, _: &Request) {
-        if self.list[slot as usize] as usize == T1 {
+        if self.list[slot as usize] == T1 {
             self.unlink(slot);
-            self.list[slot as usize] = T2 as u8;
-            self.weight[T2] += self.charge[slot as usize] as u64;
-            self.t.push_front(T2, slot);
+            self.push(T2, slot);
         } else {
-            self.t.move_to_front(T2, slot);
+            self.lists.move_to_front(T2 as usize, slot);
         }
     }
     #[inline(always)]
@@ -163,41 +198,50 @@ impl Policy for Arc {
         self.unlink(slot);
     }
     /// The tier prefetches the victim's entry and index bucket with this;
-    /// ARC loads its own state for it, the ghost bucket its key will take,
-    /// and the oldest ghosts' keys, links and buckets, which the next miss's
-    /// case IV drops. On the ARC bench (BENCHMARKS.md): -23% cycles against
-    /// no hint, and the victim's ghost bucket -5% more.
+    /// ARC loads its own state for it. On the ARC bench (BENCHMARKS.md):
+    /// -23% cycles against no hint.
     fn victim_hint(&self, ahead: usize) -> Option<u32> {
-        let s = self.t.back_nth(self.replace_list(GhostHit::None), ahead)?;
+        let s = self
+            .lists
+            .back_nth(self.replace_list(NONE) as usize, ahead)?;
         let i = s as usize;
-        self.t.prefetch(s);
-        prefetch(self.keys.as_ptr().wrapping_add(i));
+        self.lists.prefetch(s);
         prefetch(self.charge.as_ptr().wrapping_add(i));
         prefetch(self.list.as_ptr().wrapping_add(i));
-        if ahead == 0 {
-            // The victim's key becomes a ghost: its bucket. (Its key was
-            // prefetched as the victim after next, most of the time.)
-            if let Some(m) = self.keys.get(i) {
-                self.b.prefetch(*m);
-            }
-            // The next misses also drop the oldest ghosts (case IV).
-            self.b.prefetch_back(B1);
-            self.b.prefetch_back(B2);
-        }
         Some(s)
     }
+    /// Case IV trims B1 or B2 by the weights at the next miss, which are
+    /// too close to call: both lists' oldest ghosts, and this policy's
+    /// state for them. Guessing one list from the current weights gained
+    /// 2% cycles on the ARC bench, both 18% (five paired rounds).
+    #[inline(always)]
+    fn ghost_hints(&self, ahead: usize) -> [Option<u32>; 2] {
+        [B1, B2].map(|l| {
+            let g = self.lists.back_nth(l as usize, ahead)?;
+            self.lists.prefetch(g);
+            prefetch(self.charge.as_ptr().wrapping_add(g as usize));
+            prefetch(self.list.as_ptr().wrapping_add(g as usize));
+            Some(g)
+        })
+    }
     fn evict(&mut self) -> u32 {
-        if self.hit != GhostHit::None {
+        self.ghosted = false;
+        if self.hit != NONE {
             return self.replace();
         }
-        let (t1, t2) = (self.weight[T1], self.weight[T2]);
-        let (b1, b2) = (self.b.weight[B1], self.b.weight[B2]);
+        let w = self.weight;
+        let (t1, t2, b1, b2) = (
+            w[T1 as usize],
+            w[T2 as usize],
+            w[B1 as usize],
+            w[B2 as usize],
+        );
         if t1 + b1 + self.incoming > self.c {
             if b1 > 0 {
-                self.b.pop_back(B1);
+                self.drop_oldest(B1);
                 self.replace()
             } else {
-                match self.t.back(T1) {
+                match self.lists.back(T1 as usize) {
                     // T1 fills the cache: its LRU entry leaves no ghost.
                     Some(s) => {
                         self.unlink(s);
@@ -208,9 +252,17 @@ impl Policy for Arc {
             }
         } else {
             if t1 + b1 + t2 + b2 >= 2 * self.c && b2 > 0 {
-                self.b.pop_back(B2);
+                self.drop_oldest(B2);
             }
             self.replace()
         }
+    }
+    #[inline(always)]
+    fn ghosted(&self) -> bool {
+        self.ghosted
+    }
+    #[inline(always)]
+    fn forgotten(&mut self) -> Option<u32> {
+        self.forgotten.pop()
     }
 }

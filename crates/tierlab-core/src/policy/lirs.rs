@@ -180,7 +180,7 @@ impl Lirs {
 
 impl Policy for Lirs {
     #[inline(always)]
-    fn before_insert(&mut self, req: &Request) {
+    fn before_insert(&mut self, req: &Request, _: Option<u32>) {
         self.pending = self.ghost_map.get(&req.key).copied().unwrap_or(NONE);
     }
     fn on_insert(&mut self, slot: u32, req: &Request) {

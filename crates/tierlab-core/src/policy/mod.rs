@@ -48,10 +48,37 @@ pub trait Policy {
     /// follow make room for it, then `on_insert` places it. Policies whose
     /// choice of victim depends on the incoming key (ARC's ghost hits, 2Q's
     /// and S3-FIFO's ghost queues, LIRS's non-resident entries) learn it here.
+    /// `slot`: the key's entry when the store has one, the slot `on_insert`
+    /// will get: an entry moving between tiers, or one kept for ghosts (this
+    /// policy's, see `ghosted`, or another tier's).
     #[inline(always)]
-    fn before_insert(&mut self, _req: &Request) {}
+    fn before_insert(&mut self, _req: &Request, _slot: Option<u32>) {}
     /// Picks the victim, stops tracking it and returns its slot.
     fn evict(&mut self) -> u32;
+    /// Whether the policy keeps the slot `evict` has just returned as a
+    /// ghost: the store then keeps the entry (in no tier once no tier holds
+    /// it) until the policy reports it `forgotten`, and a request for the
+    /// key hands that slot to `before_insert`. Ghost queues kept this way
+    /// cost no table of their own (tier.rs).
+    #[inline(always)]
+    fn ghosted(&self) -> bool {
+        false
+    }
+    /// Like `victim_hint`, for the ghosts (see `ghosted`) the policy may
+    /// forget `ahead` insertions from now, one candidate per ghost queue:
+    /// the tier prefetches their entries and index buckets, which releasing
+    /// them touches.
+    #[inline(always)]
+    fn ghost_hints(&self, _ahead: usize) -> [Option<u32>; 2] {
+        [None, None]
+    }
+    /// A ghost slot (see `ghosted`) the policy has stopped tracking since
+    /// the last call, for the store to release; the tier asks after each
+    /// insertion until there is none.
+    #[inline(always)]
+    fn forgotten(&mut self) -> Option<u32> {
+        None
+    }
     /// The slot `evict` would most likely pick `ahead` evictions from now
     /// (0: the next one), if cheap to tell. A hint only: the tier prefetches
     /// those entries, and the policy may prefetch its own state for them, so
@@ -169,8 +196,20 @@ macro_rules! registry {
                 match self { $(AnyPolicy::$variant(p) => p.on_remove(slot)),* }
             }
             #[inline(always)]
-            fn before_insert(&mut self, req: &Request) {
-                match self { $(AnyPolicy::$variant(p) => p.before_insert(req)),* }
+            fn before_insert(&mut self, req: &Request, slot: Option<u32>) {
+                match self { $(AnyPolicy::$variant(p) => p.before_insert(req, slot)),* }
+            }
+            #[inline(always)]
+            fn ghosted(&self) -> bool {
+                match self { $(AnyPolicy::$variant(p) => p.ghosted()),* }
+            }
+            #[inline(always)]
+            fn ghost_hints(&self, ahead: usize) -> [Option<u32>; 2] {
+                match self { $(AnyPolicy::$variant(p) => p.ghost_hints(ahead)),* }
+            }
+            #[inline(always)]
+            fn forgotten(&mut self) -> Option<u32> {
+                match self { $(AnyPolicy::$variant(p) => p.forgotten()),* }
             }
             #[inline(always)]
             fn evict(&mut self) -> u32 {

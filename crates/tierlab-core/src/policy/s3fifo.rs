@@ -157,7 +157,7 @@ impl S3Fifo {
 
 impl Policy for S3Fifo {
     #[inline(always)]
-    fn before_insert(&mut self, req: &Request) {
+    fn before_insert(&mut self, req: &Request, _: Option<u32>) {
         self.ghost_hit = self.ghost.remove(req.key).is_some();
     }
     #[inline(always)]

@@ -100,7 +100,7 @@ impl TwoQ {
 
 impl Policy for TwoQ {
     #[inline(always)]
-    fn before_insert(&mut self, req: &Request) {
+    fn before_insert(&mut self, req: &Request, _: Option<u32>) {
         self.ghost_hit = self.out.remove(req.key).is_some();
     }
     #[inline(always)]

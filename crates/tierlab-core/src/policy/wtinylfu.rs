@@ -177,7 +177,7 @@ impl WTinyLfu {
 
 impl Policy for WTinyLfu {
     #[inline(always)]
-    fn before_insert(&mut self, req: &Request) {
+    fn before_insert(&mut self, req: &Request, _: Option<u32>) {
         self.sketch.add(req.key);
     }
     #[inline(always)]
