@@ -151,9 +151,9 @@ impl Lists {
 }
 
 /// Queues of non-resident keys (ghosts) with their charges, each bounded by
-/// the policy. A key is in at most one queue. Keys are indexed by a
-/// [`SlotIndex`], which (unlike a hash map) can prefetch the bucket of the
-/// ghost a policy will drop next ([`Ghosts::prefetch_back`]).
+/// the policy, for 2Q and S3-FIFO (ARC keeps its ghosts in the tier's
+/// store instead: arc.rs). A key is in at most one queue. Keys are indexed
+/// by a [`SlotIndex`].
 #[derive(Default)]
 pub struct Ghosts {
     map: SlotIndex,
@@ -197,12 +197,6 @@ impl Ghosts {
         self.weight[q] += charge as u64;
     }
 
-    /// Which queue holds `key`, if any.
-    #[inline(always)]
-    pub fn queue_of(&self, key: u64) -> Option<usize> {
-        self.map.get(key).map(|id| self.queue[id as usize] as usize)
-    }
-
     /// Removes `key`; returns the queue it was in.
     #[inline(always)]
     pub fn remove(&mut self, key: u64) -> Option<usize> {
@@ -220,28 +214,6 @@ impl Ghosts {
         let key = self.keys[id as usize];
         self.remove(key);
         Some(key)
-    }
-
-    /// Starts loading the bucket a lookup or insertion of `key` will probe.
-    #[inline(always)]
-    pub fn prefetch(&self, key: u64) {
-        self.map.prefetch(key);
-    }
-
-    /// Starts loading what dropping queue `q`'s oldest keys will touch, in
-    /// two stages: the bucket of the oldest key (whose key and links an
-    /// earlier call started loading), and the key and links of the one
-    /// after it. A hint: the queue may have changed by then.
-    #[inline(always)]
-    pub fn prefetch_back(&self, q: usize) {
-        let Some(id) = self.lists.back(q) else {
-            return;
-        };
-        self.map.prefetch(self.keys[id as usize]);
-        if let Some(next) = self.lists.newer(id) {
-            self.lists.prefetch(next);
-            prefetch(self.keys.as_ptr().wrapping_add(next as usize));
-        }
     }
 
     pub fn len(&self, q: usize) -> usize {
