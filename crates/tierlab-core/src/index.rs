@@ -115,18 +115,8 @@ impl SlotIndex {
     /// for absent (a store marks entries only ghosts hold that way).
     #[inline(always)]
     pub fn get_below(&self, key: u64, h: u64, limit: u32) -> Option<u32> {
-        debug_assert_eq!(h, fold_mul(key));
-        let mut i = h as usize & self.mask;
-        loop {
-            let b = self.at(i);
-            if b.slot == EMPTY {
-                return None;
-            }
-            if b.key == key {
-                return (b.slot < limit).then_some(b.slot);
-            }
-            i = (i + 1) & self.mask;
-        }
+        let slot = self.at(self.find(key, h)?).slot;
+        (slot < limit).then_some(slot)
     }
 
     /// The bucket holding `key` (whose hash is `h`), if any.
