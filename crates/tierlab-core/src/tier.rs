@@ -124,10 +124,8 @@ pub struct Store {
     index: SlotIndex,
     entries: Vec<Entry>,
     free: Vec<u32>,
-    /// Whether any policy has kept a ghost here: until then an insertion
-    /// need not look for one.
-    ghosts: bool,
-    /// Entries only ghosts hold.
+    /// Entries only ghosts hold (their index values carry `GHOST_BIT`);
+    /// while there are none, an insertion need not look for one.
     ghost_only: usize,
 }
 
@@ -183,7 +181,7 @@ impl Store {
     /// The slot of `key` when only ghosts hold it.
     #[inline(always)]
     fn ghost_of(&self, key: u64) -> Option<u32> {
-        if !self.ghosts {
+        if self.ghost_only == 0 {
             return None;
         }
         self.index
@@ -706,7 +704,6 @@ impl Books<'_> {
         let e = &mut s.entries[slot as usize];
         if ghosted {
             e.ghosts += 1;
-            s.ghosts = true;
         }
         *self.used -= charge(self.unit, e.size);
         let v = if keep {
