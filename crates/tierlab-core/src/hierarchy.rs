@@ -269,8 +269,19 @@ impl Hierarchy {
 
     /// Runs one request through the hierarchy; returns where it was found
     /// (`None` for a delete) and its latency in ns.
-    #[inline(always)]
+    ///
+    /// One compiled copy, for callers outside the simulation loops (tests,
+    /// tools). The loops (sim.rs, mrc.rs) call `access_inlined`:
+    /// every call of that inlines the whole engine, which made each of the
+    /// crate's test binaries that called it a minute or more of CI's build.
+    #[inline(never)]
     pub fn access(&mut self, req: &Request) -> (Option<Level>, f64) {
+        self.access_inlined(req)
+    }
+
+    /// `access`, inlined into the loop that calls it.
+    #[inline(always)]
+    pub(crate) fn access_inlined(&mut self, req: &Request) -> (Option<Level>, f64) {
         self.totals.requests += 1;
         if req.op == Op::Delete {
             self.totals.deletes += 1;

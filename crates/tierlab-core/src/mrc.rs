@@ -1007,7 +1007,7 @@ pub fn simulate_sizes(
                 sc.spawn(move || {
                     for h in group {
                         for r in batch {
-                            h.access(r);
+                            h.access_inlined(r);
                         }
                     }
                 });

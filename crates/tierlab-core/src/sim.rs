@@ -370,7 +370,7 @@ impl Simulation {
                 if let Some(near) = buf.get(i + PREFETCH_NEAR) {
                     self.h.prefetch_below(near.key);
                 }
-                self.h.access(r);
+                self.h.access_inlined(r);
                 self.countdown -= 1;
                 if self.countdown == 0 {
                     self.countdown = self.interval;

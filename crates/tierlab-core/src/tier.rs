@@ -155,6 +155,12 @@ impl Store {
         self.index.prefetch(key);
     }
 
+    /// Starts loading what removing `key` from the index reads.
+    #[inline(always)]
+    pub fn prefetch_removal(&self, key: u64) {
+        self.index.prefetch_removal(key);
+    }
+
     /// `prefetch` with the key's [`SlotIndex::hash`] already computed.
     #[inline(always)]
     pub fn prefetch_hashed(&self, h: u64) {
@@ -621,7 +627,7 @@ impl<F: FnMut(Victim)> PolicyFn for Insert<'_, F> {
             if let Some(n) = p.victim_hint(0) {
                 next = Some(n);
                 if !self.keep {
-                    s.prefetch(s.key_of(n));
+                    s.prefetch_removal(s.key_of(n));
                 }
             }
             if let Some(after) = p.victim_hint(1) {
@@ -632,10 +638,10 @@ impl<F: FnMut(Victim)> PolicyFn for Insert<'_, F> {
             // for policies without ghosts.)
             let [a, b] = p.ghost_hints(0);
             if let Some(g) = a {
-                s.prefetch(s.key_of(g));
+                s.prefetch_removal(s.key_of(g));
             }
             if let Some(g) = b {
-                s.prefetch(s.key_of(g));
+                s.prefetch_removal(s.key_of(g));
             }
             let [a, b] = p.ghost_hints(1);
             if let Some(g) = a {

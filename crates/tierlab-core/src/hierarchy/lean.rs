@@ -88,7 +88,7 @@ fn prefetch_next_victims(g: &Segments, s: &Store, k: usize, last: bool) {
     }
     g.prefetch(next);
     if last {
-        s.prefetch(s.key_of(next));
+        s.prefetch_removal(s.key_of(next));
     }
     if next != g.head[k] {
         let after = g.link(next)[0];
