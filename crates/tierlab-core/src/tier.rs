@@ -607,7 +607,13 @@ impl<F: FnMut(Victim)> PolicyFn for Insert<'_, F> {
         let (s, req, charge) = (self.s, self.req, self.charge);
         // A key only ghosts hold comes back into its own entry; the policy
         // learns which (its ghost, or another tier's).
-        let slot = self.slot.or_else(|| s.ghost_of(req.key));
+        let slot = self.slot.or_else(|| {
+            let g = s.ghost_of(req.key)?;
+            // `filled` revives the ghost's entry after the evictions: load
+            // it while they run (on the ARC bench it was a demand miss).
+            s.prefetch_entry(g);
+            Some(g)
+        });
         p.before_insert(req, slot);
         let mut next = None;
         let mut reuse = None;
