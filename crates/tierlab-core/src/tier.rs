@@ -247,9 +247,7 @@ impl Store {
         };
         if e.ghosts > 0 {
             e.tier = GHOST;
-            let h = SlotIndex::hash(v.key);
-            let ix = self.index.slot_mut_hashed(v.key, h);
-            *ix.expect("a stored entry is indexed") = slot | GHOST_BIT;
+            self.set_index(v.key, slot | GHOST_BIT);
             self.ghost_only += 1;
             return (v, false);
         }
@@ -258,6 +256,14 @@ impl Store {
             self.free.push(slot);
         }
         (v, true)
+    }
+
+    /// Rewrites the index value of a stored `key` (its slot, marked with
+    /// `GHOST_BIT` or not): an entry becoming a ghost's only, or revived.
+    #[inline(always)]
+    fn set_index(&mut self, key: u64, value: u32) {
+        let ix = self.index.slot_mut_hashed(key, SlotIndex::hash(key));
+        *ix.expect("a stored entry is indexed") = value;
     }
 
     /// Drops the entry of a victim that kept its slot but found no tier.
@@ -764,8 +770,7 @@ impl Books<'_> {
                 let e = &mut s.entries[slot as usize];
                 if e.tier == GHOST {
                     e.size = size;
-                    let ix = s.index.slot_mut_hashed(key, SlotIndex::hash(key));
-                    *ix.expect("a ghost's entry is indexed") = slot;
+                    s.set_index(key, slot);
                     s.ghost_only -= 1;
                 } else {
                     debug_assert_eq!(e.tier, IN_TRANSIT);
