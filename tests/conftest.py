@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -185,6 +187,36 @@ class Ran:
     @property
     def err_lines(self) -> list[str]:
         return self.err.splitlines()
+
+
+@contextmanager
+def interruptible(argv: Sequence[str], cwd: Path | None = None) -> Iterator[subprocess.Popen[str]]:
+    """Starts ``argv`` (stdout and stderr pipes) for a test that presses Ctrl-C, and
+    kills it if it is still running when the test ends, failed or not (a leaked
+    child's warnings would fail a later test).
+
+    SIGINT reaches the child as in a terminal's foreground job, even when this suite
+    runs in the background of a non-interactive shell (``make test &``): such a job
+    inherits SIGINT ignored, an ignored signal stays ignored across exec, and Python
+    then installs no KeyboardInterrupt handler, so Ctrl-C could not be tested (it
+    failed a CI rehearsal that way). The child must not inherit the ignore: a
+    handler, unlike an ignore, is reset to the default by exec."""
+    old = signal.getsignal(signal.SIGINT)
+    if old == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        p = subprocess.Popen(
+            list(argv), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+    finally:
+        if old == signal.SIG_IGN:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield p
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
 
 
 def tierlab_argv() -> list[str]:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import signal
-import subprocess
 import sys
 import threading
 import time
 
 import tierlab
+from conftest import interruptible
 
 LONG = {
     # Far longer than any test waits: only an interrupt ends it early.
@@ -23,17 +23,12 @@ def test_ctrl_c_stops_the_cli_with_130_and_no_traceback(tmp_path) -> None:
         '[workload]\ntype = "zipf"\nobjects = 100_000\nrequests = 2_000_000_000\n'
         '[[tier]]\ntech = "DRAM-DDR3"\ncapacity = "64MiB"\n'
     )
-    p = subprocess.Popen(
-        [sys.executable, "-m", "tierlab.cli", "run", str(cfg), "--json"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    time.sleep(2.0)
-    assert p.poll() is None, "the run ended before it was interrupted"
-    t0 = time.monotonic()
-    p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=30)
+    with interruptible([sys.executable, "-m", "tierlab.cli", "run", str(cfg), "--json"]) as p:
+        time.sleep(2.0)
+        assert p.poll() is None, "the run ended before it was interrupted"
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
     assert time.monotonic() - t0 < 10, "Ctrl-C took too long to stop the engine"
     assert p.returncode == 130, (p.returncode, err)
     assert err.strip() == "interrupted", err

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import tierlab
-from conftest import Ran, tierlab_argv
+from conftest import Ran, interruptible, tierlab_argv
 from test_bad_input import assert_bad
 from tierlab.experiment import load_experiment, parse_path
 from tierlab.store import load_experiment_meta, load_timelines
@@ -305,18 +305,12 @@ def test_ctrl_c_stops_a_sweep_and_keeps_what_finished(tmp_path: Path) -> None:
     exp = tmp_path / "intr.toml"
     exp.write_text(text.replace("objects = 2000", "objects = 200_000"))
     store = tmp_path / "intr.sqlite"
-    p = subprocess.Popen(
-        [*tierlab_argv(), "sweep", str(exp), "--workers", "1"],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 120
-    while not _rows(store) and p.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=60)
+    with interruptible([*tierlab_argv(), "sweep", str(exp), "--workers", "1"], cwd=tmp_path) as p:
+        deadline = time.monotonic() + 120
+        while not _rows(store) and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
     assert p.returncode == 130, err
     assert err.strip().splitlines()[-1] == "interrupted"
     assert "Traceback" not in err
