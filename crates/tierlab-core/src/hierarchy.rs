@@ -101,6 +101,9 @@ pub struct Hierarchy {
     /// Segments, and every tier admits everything: reads and demotions take
     /// the lean path (lean.rs).
     lean: bool,
+    /// Lean, and every tier counts objects (unit sizes): reads fill tier 0
+    /// and demote without the pending queue (`lean_fill_unit`, lean.rs).
+    unit_lean: bool,
 }
 
 /// Whether a placement asks the tier's admission policy first, or places an
@@ -129,6 +132,7 @@ impl Hierarchy {
         let orders: Option<Vec<bool>> = tiers.iter().map(Tier::list_order).collect();
         let segments = orders.filter(|o| shared && o.len() > 1).map(Segments::new);
         let lean = segments.is_some() && tiers.iter().all(Tier::admits_all);
+        let unit_lean = lean && tiers.iter().all(|t| t.counts_objects() && t.capacity >= 1);
         Hierarchy {
             flush_due: flush_every.clone(),
             tiers,
@@ -145,6 +149,7 @@ impl Hierarchy {
             pending: Vec::with_capacity(16),
             segments,
             lean,
+            unit_lean,
         }
     }
 
@@ -156,6 +161,7 @@ impl Hierarchy {
         assert_eq!(self.totals.requests, 0, "without_segments after requests");
         self.segments = None;
         self.lean = false;
+        self.unit_lean = false;
         self
     }
 
@@ -389,6 +395,12 @@ impl Hierarchy {
                         self.tiers[level].c.promotions += 1;
                         let dirty = self.stores[0].is_dirty(slot);
                         // Tier 0 fits it (asked above), so it is placed.
+                        if LEAN && self.unit_lean {
+                            let demotions = self.lean_fill_unit(Some(slot), req.key, stored, dirty);
+                            lat += self.tiers[0].cost.write(stored);
+                            // Where `access` would add `settle`'s time.
+                            return lat + demotions;
+                        }
                         let placed = if LEAN {
                             self.lean_insert(0, Some(slot), req.key, stored, dirty)
                         } else {
@@ -410,6 +422,13 @@ impl Hierarchy {
             self.backing.reads += 1;
             self.backing.bytes_read += req.size as u64;
             match self.fill {
+                Fill::Exclusive if LEAN && self.unit_lean => {
+                    // place_lean's count, then its insertion and the demotions.
+                    self.tiers[0].c.admitted += 1;
+                    let demotions = self.lean_fill_unit(None, req.key, req.size, false);
+                    lat += self.tiers[0].cost.write(req.size);
+                    lat += demotions;
+                }
                 Fill::Exclusive if LEAN => lat += self.place_lean(req),
                 Fill::Exclusive => lat += self.place(0, req, false, Admit::Ask),
                 Fill::Inclusive => {
@@ -602,9 +621,7 @@ impl Hierarchy {
     }
 
     fn backing_write(&mut self, size: u32) -> f64 {
-        self.backing.writes += 1;
-        self.backing.bytes_written += size as u64;
-        self.backing_cost.write(size)
+        write_backing(&mut self.backing, &self.backing_cost, size)
     }
 
     /// Moves evicted entries down until nothing is pending, in eviction order.
@@ -750,4 +767,14 @@ impl Hierarchy {
         self.totals.flush_time_ns += lat;
         self.next_flush = self.flush_due.iter().copied().fold(f64::INFINITY, f64::min);
     }
+}
+
+/// A write of `size` bytes to the backing store: counted, and its time.
+/// Apart from `Hierarchy` for callers that hold other fields of it borrowed
+/// (lean.rs).
+#[inline(always)]
+fn write_backing(c: &mut BackingCounters, cost: &AccessCost, size: u32) -> f64 {
+    c.writes += 1;
+    c.bytes_written += size as u64;
+    cost.write(size)
 }

@@ -355,6 +355,11 @@ impl Tier {
         charge(self.unit, size)
     }
 
+    /// Whether every object counts as 1 (unit sizes; capacity in objects).
+    pub fn counts_objects(&self) -> bool {
+        self.unit
+    }
+
     /// Space in use (bytes, or objects).
     pub fn used(&self) -> u64 {
         self.used
