@@ -20,6 +20,7 @@ import libcachesim as lcs
 import numpy as np
 import pytest
 import tierlab
+from tierlab.capture import capture_files, capture_memory
 
 RECORD = np.dtype([("time", "<u4"), ("obj_id", "<u8"), ("obj_size", "<u4"), ("next_access", "<i8")])
 
@@ -95,6 +96,34 @@ GENERATORS = {
     "scan": (_scan_mixed_trace, 99),
 }
 
+# Small real traces, captured here from real programs (the only real traces
+# this machine can obtain: it reaches no trace archive). Debian's `sort` on
+# 200 seeded numbers under Valgrind lackey (its loads and stores, 64-byte
+# lines: ~0.3M requests, mostly the dynamic loader's and libc's start; 20,000
+# numbers made ~20M and a ten-minute test), and PostMark under strace (file
+# I/O, 4 KiB pages). Written as
+# oracleGeneral (every request a read), so both simulators replay one file.
+REAL = ("sort-memory", "postmark-files")
+TRACE_NAMES = [*GENERATORS, *REAL]
+
+
+def _capture_real(name: str, d: Path, out: Path) -> None:
+    if name == "sort-memory":
+        src = d / "numbers.txt"
+        nums = np.random.default_rng(5).integers(0, 10**9, size=200)
+        src.write_text("\n".join(map(str, nums)) + "\n")
+        c = capture_memory(["sort", "-n", str(src), "-o", str(d / "sorted.txt")], out, unit=64)
+    else:
+        loc = d / "postmark"
+        loc.mkdir()
+        script = d / "postmark.cfg"
+        script.write_text(
+            f"set location {loc}\nset number 300\nset transactions 1000\n"
+            "set size 500 15000\nset seed 42\nrun\nquit\n"
+        )
+        c = capture_files(["sh", "-c", f"postmark < {script} > /dev/null"], out)
+    assert c.exit_code == 0, (name, c)
+
 
 def _write_oracle(path: Path, ids: np.ndarray, rng: np.random.Generator) -> None:
     rec = np.zeros(ids.size, dtype=RECORD)
@@ -131,6 +160,11 @@ def traces(tmp_path_factory) -> dict[str, tuple[Path, int, int]]:
         ids = gen(rng)
         path = d / f"{name}.oracleGeneral.bin"
         _write_oracle(path, ids, rng)
+        out[name] = (path, int(ids.size), int(np.unique(ids).size))
+    for name in REAL:
+        path = d / f"{name}.oracleGeneral.bin"
+        _capture_real(name, d, path)
+        ids = np.fromfile(path, dtype=RECORD)["obj_id"]
         out[name] = (path, int(ids.size), int(np.unique(ids).size))
     return out
 
@@ -196,7 +230,7 @@ def _capacity(fraction: float, n_unique: int) -> int:
 
 @pytest.mark.parametrize("fraction", FRACTIONS, ids=lambda f: f"{f:g}")
 @pytest.mark.parametrize("policy", POLICIES)
-@pytest.mark.parametrize("trace_name", list(GENERATORS))
+@pytest.mark.parametrize("trace_name", TRACE_NAMES)
 def test_same_misses_as_libcachesim(traces, trace_name, policy, fraction):
     path, n_req, n_unique = traces[trace_name]
     capacity = _capacity(fraction, n_unique)
@@ -317,7 +351,7 @@ NEW_POLICIES = {
 
 @pytest.mark.parametrize("fraction", FRACTIONS, ids=lambda f: f"{f:g}")
 @pytest.mark.parametrize("policy", list(NEW_POLICIES))
-@pytest.mark.parametrize("trace_name", ["zipf", "scan", "uniform"])
+@pytest.mark.parametrize("trace_name", TRACE_NAMES)
 def test_new_policies_vs_libcachesim(traces, trace_name, policy, fraction):
     path, n_req, n_unique = traces[trace_name]
     capacity = _capacity(fraction, n_unique)
@@ -338,4 +372,9 @@ def test_new_policies_vs_libcachesim(traces, trace_name, policy, fraction):
             f"libCacheSim {expected}"
         )
     else:
+        if policy == "lirs" and capacity < 10:
+            # The two LIRS variants part most in a cache of a few objects
+            # (1 LIR and 1 HIR block at 2): 0.051 at 2 objects on the
+            # sort-memory trace, which reuses a few lines in long runs.
+            tol = 0.06
         assert diff <= tol, f"{policy} differs by design ({why}): {diff} > {tol}"
