@@ -645,27 +645,23 @@ impl Hierarchy {
     /// (with `SEG`): the hierarchy is lean, and demotions take `lean_insert`.
     #[inline(never)]
     fn settle_exclusive<const SEG: bool, const LEAN: bool>(&mut self, time: u64) -> f64 {
-        let n = self.tiers.len();
         let mut lat = 0.0;
         let mut i = 0;
         while i < self.pending.len() {
             let (j, v) = self.pending[i];
             i += 1;
             let size = v.size;
-            // Data leaves the tier: demoted or written back.
-            let up = &mut self.tiers[j];
-            up.c.bytes_out += size as u64;
-            if v.dirty {
-                up.c.writebacks += 1;
-            }
-            if j + 1 == n {
-                lat += self.backing_write(size);
+            let Some(keep_dirty) = leave_tier(
+                &mut self.tiers,
+                &mut self.backing,
+                &self.backing_cost,
+                j,
+                &v,
+                &mut lat,
+            ) else {
                 continue;
-            }
+            };
             let below = &mut self.tiers[j + 1];
-            below.c.demotions += 1;
-            // A write-through tier holds no dirty data: the data goes on to the store.
-            let keep_dirty = v.dirty && below.write_back;
             let placed = if LEAN {
                 // Every tier admits everything: counted, not asked.
                 if below.fits(size) {
@@ -767,6 +763,35 @@ impl Hierarchy {
         self.totals.flush_time_ns += lat;
         self.next_flush = self.flush_due.iter().copied().fold(f64::INFINITY, f64::min);
     }
+}
+
+/// The books of a queued victim `v` leaving tier `j` of an exclusive
+/// hierarchy, as `settle_exclusive` and `lean_fill_unit` (lean.rs) handle
+/// it: data out of tier j; from the last tier (only dirty victims are
+/// queued there) a write to the backing store, its time added to `lat`,
+/// and `None`; else the demotion counted in tier j+1, and whether that
+/// tier keeps the data dirty (a write-through tier holds no dirty data:
+/// the data goes on to the store).
+#[inline(always)]
+fn leave_tier(
+    tiers: &mut [Tier],
+    backing: &mut BackingCounters,
+    backing_cost: &AccessCost,
+    j: usize,
+    v: &Victim,
+    lat: &mut f64,
+) -> Option<bool> {
+    let up = &mut tiers[j];
+    up.c.bytes_out += v.size as u64;
+    if v.dirty {
+        up.c.writebacks += 1;
+    }
+    let Some(below) = tiers.get_mut(j + 1) else {
+        *lat += write_backing(backing, backing_cost, v.size);
+        return None;
+    };
+    below.c.demotions += 1;
+    Some(v.dirty && below.write_back)
 }
 
 /// A write of `size` bytes to the backing store: counted, and its time.

@@ -15,7 +15,7 @@
 //! no queue (`lean_fill_unit`: a further -9% instructions, -11% cycles).
 
 use super::segments::{Segments, NIL};
-use super::{write_backing, Hierarchy};
+use super::{leave_tier, write_backing, Hierarchy};
 use crate::request::Request;
 use crate::tier::{Store, Tier, Victim};
 
@@ -112,19 +112,17 @@ impl Hierarchy {
         // As settle_exclusive::<true, true> handles each queued victim.
         while let Some(v) = victim.take() {
             let size = v.size;
-            let up = &mut self.tiers[j];
-            up.c.bytes_out += size as u64;
-            if v.dirty {
-                up.c.writebacks += 1;
-            }
-            if j + 1 == n {
-                // Only dirty victims leave the last tier this way.
-                lat += write_backing(&mut self.backing, &self.backing_cost, size);
+            let Some(keep_dirty) = leave_tier(
+                &mut self.tiers,
+                &mut self.backing,
+                &self.backing_cost,
+                j,
+                &v,
+                &mut lat,
+            ) else {
                 break;
-            }
+            };
             let below = &mut self.tiers[j + 1];
-            below.c.demotions += 1;
-            let keep_dirty = v.dirty && below.write_back;
             // Unit charges fit every tier (`unit_lean` asks for capacities of 1 or more).
             below.c.admitted += 1;
             let Some(slot) = v.kept_slot() else {
