@@ -133,10 +133,15 @@ impl Hierarchy {
         let segments = orders.filter(|o| shared && o.len() > 1).map(Segments::new);
         let lean = segments.is_some() && tiers.iter().all(Tier::admits_all);
         let unit_lean = lean && tiers.iter().all(|t| t.counts_objects() && t.capacity >= 1);
+        let mut stores: Vec<Store> = (0..stores).map(|_| Store::new()).collect();
+        if next_flush.is_finite() {
+            // Flushes visit the entries made dirty, not the whole index.
+            stores.iter_mut().for_each(Store::track_dirty);
+        }
         Hierarchy {
             flush_due: flush_every.clone(),
             tiers,
-            stores: (0..stores).map(|_| Store::new()).collect(),
+            stores,
             shared,
             fill,
             backing_cost,
@@ -745,7 +750,9 @@ impl Hierarchy {
                 continue;
             }
             let sx = self.sx(j);
-            for s in self.tiers[j].dirty_slots(&self.stores[sx]) {
+            let dirty = self.stores[sx].take_dirty(j);
+            debug_assert_eq!(dirty, self.tiers[j].dirty_slots(&self.stores[sx]));
+            for s in dirty {
                 let st = &mut self.stores[sx];
                 let (key, size) = (st.key_of(s), st.size_of(s));
                 st.set_dirty(s, false);

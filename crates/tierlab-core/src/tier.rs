@@ -127,11 +127,63 @@ pub struct Store {
     /// Entries only ghosts hold (their index values carry `GHOST_BIT`);
     /// while there are none, an insertion need not look for one.
     ghost_only: usize,
+    /// With periodic flushes (`track_dirty`): per tier, the slots that
+    /// became dirty in it since its last flush, so that a flush visits
+    /// those and not the whole index. A superset of the tier's dirty
+    /// entries: a slot may repeat, or name an entry since cleaned, moved
+    /// or dropped (`take_dirty` sorts those out).
+    dirty_log: Option<Vec<Vec<u32>>>,
 }
 
 impl Store {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Keeps the per-tier logs of entries made dirty (for flushes).
+    pub(crate) fn track_dirty(&mut self) {
+        self.dirty_log.get_or_insert_with(Vec::new);
+    }
+
+    /// The entry in `slot` has just become dirty in tier `level`.
+    #[inline(always)]
+    fn note_dirty(&mut self, level: usize, slot: u32) {
+        if self.dirty_log.is_some() {
+            self.log_dirty(level, slot);
+        }
+    }
+
+    fn log_dirty(&mut self, level: usize, slot: u32) {
+        let logs = self.dirty_log.as_mut().expect("tracking dirty entries");
+        if logs.len() <= level {
+            logs.resize_with(level + 1, Vec::new);
+        }
+        logs[level].push(slot);
+        // Bounded between flushes however rare they are: past twice the
+        // store's slots, the log keeps only the entries it still needs.
+        if logs[level].len() > 2 * self.entries.len() + 64 {
+            let kept = self.take_dirty(level);
+            self.dirty_log.as_mut().expect("tracking")[level] = kept;
+        }
+    }
+
+    /// The slots of tier `level`'s dirty entries, in slot order (flushes
+    /// write them in that order), emptying its log. Work in proportion to
+    /// the entries made dirty since the last call, not to the store.
+    pub(crate) fn take_dirty(&mut self, level: usize) -> Vec<u32> {
+        let Some(log) = self.dirty_log.as_mut().and_then(|l| l.get_mut(level)) else {
+            return Vec::new();
+        };
+        let mut v = std::mem::take(log);
+        v.sort_unstable();
+        v.dedup();
+        v.retain(|&slot| {
+            let e = &self.entries[slot as usize];
+            // Still indexed at this slot (a dropped entry's fields stay
+            // behind in a free slot), still in the tier, still dirty.
+            e.dirty && e.tier as usize == level && self.get(e.key) == Some(slot)
+        });
+        v
     }
 
     /// Entries indexed (in a tier, between tiers during a demotion, or kept
@@ -229,7 +281,12 @@ impl Store {
     }
 
     pub fn set_dirty(&mut self, slot: u32, dirty: bool) {
-        self.entries[slot as usize].dirty = dirty;
+        let e = &mut self.entries[slot as usize];
+        e.dirty = dirty;
+        if dirty {
+            let level = e.tier as usize;
+            self.note_dirty(level, slot);
+        }
     }
 
     /// Drops the entry in `slot` from the store (index and slot) and returns
@@ -582,7 +639,9 @@ impl Tier {
         self.len -= 1;
     }
 
-    /// Slots holding dirty data, in slot order (deterministic), for flushes.
+    /// Slots holding dirty data, in slot order (deterministic), by a scan of
+    /// the whole index: what `Store::take_dirty` must agree with (checked
+    /// at every flush in debug builds).
     pub fn dirty_slots(&self, s: &Store) -> Vec<u32> {
         let mut v: Vec<u32> = s
             .iter_tier(self.level as usize)
@@ -796,6 +855,9 @@ impl Books<'_> {
                 reuse,
             ),
         };
+        if dirty {
+            s.note_dirty(self.level as usize, slot);
+        }
         *self.used += charge;
         *self.len += 1;
         self.c.fills += 1;

@@ -856,15 +856,14 @@ fn write_back_writes_reach_the_backing_store_only_on_eviction() {
     assert_eq!(h.tiers[0].c.evictions, 2);
 }
 
-#[test]
-fn flush_interval_writes_dirty_data_back_after_the_interval() {
-    // 1 ms of compute per request dominates the DRAM latencies (< 1 us), so
-    // request i ends at about i ms of simulated time.
-    let cfg = Config::from_toml_str(
+/// One write-back DRAM tier of 4 objects flushed every `interval`, 1 ms of
+/// compute per request (so request i ends at about i ms).
+fn flushed_dram(interval: &str) -> Hierarchy {
+    let cfg = Config::from_toml_str(&format!(
         r#"
 [hierarchy]
 write = "write-back"
-flush_interval = "10ms"
+flush_interval = "{interval}"
 [run]
 compute = "1ms"
 [[tier]]
@@ -872,10 +871,17 @@ name = "dram"
 tech = "DRAM-DDR3"
 capacity = 4
 policy = "lru"
-"#,
-    )
+"#
+    ))
     .unwrap();
-    let mut h = common::build(&cfg, true);
+    common::build(&cfg, true)
+}
+
+#[test]
+fn flush_interval_writes_dirty_data_back_after_the_interval() {
+    // 1 ms of compute per request dominates the DRAM latencies (< 1 us), so
+    // request i ends at about i ms of simulated time.
+    let mut h = flushed_dram("10ms");
     write(&mut h, 1);
     for _ in 2..=9 {
         read(&mut h, 1);
@@ -901,6 +907,39 @@ policy = "lru"
     assert_eq!(h.backing.writes, 1);
     read(&mut h, 1);
     assert_eq!((h.backing.writes, h.totals.flushes), (2, 3));
+}
+
+#[test]
+fn a_flush_after_many_rewrites_writes_each_dirty_entry_once() {
+    // Flushes visit a log of the entries made dirty (Store::take_dirty), not
+    // the whole index. 3,000 writes over 6 keys in a 4-entry tier between two
+    // flushes: the log passes its bound (twice the store's slots) many
+    // times and is compacted, entries are evicted dirty and come back. The
+    // flush must still write exactly the entries dirty at that moment, once
+    // each (debug builds also compare every flush with a scan).
+    let mut h = flushed_dram("300s");
+    for i in 0..3_000u64 {
+        write(&mut h, 1 + i % 6);
+    }
+    // Each write that evicts writes a dirty entry to the disk (~10 ms).
+    assert_eq!(h.totals.flushes, 0, "3,000 requests well before 300 s");
+    let dirty_now: Vec<u64> = (1..=6)
+        .filter(|&k| h.holds(0, k) && dirty(&h, 0, k))
+        .collect();
+    assert_eq!(dirty_now.len(), 4, "every held entry was written");
+    let (writes, writebacks) = (h.backing.writes, h.tiers[0].c.writebacks);
+    // Reads of a held key until the flush at 300 s.
+    let held = dirty_now[0];
+    while h.totals.flushes == 0 {
+        read(&mut h, held);
+    }
+    assert_eq!(
+        h.backing.writes - writes,
+        4,
+        "each dirty entry written once"
+    );
+    assert_eq!(h.tiers[0].c.writebacks - writebacks, 4);
+    assert!(dirty_now.iter().all(|&k| h.holds(0, k) && !dirty(&h, 0, k)));
 }
 
 #[test]
