@@ -244,6 +244,13 @@ def case_bad_duration(tmp: Path) -> Bad:
     return _config_case(tmp, text, "hierarchy.flush_interval", '"3 fortnights"', "30s")
 
 
+def case_infinite_duration(tmp: Path) -> Bad:
+    # An exponent is part of the number ("1e-6s" is a microsecond); one
+    # that overflows is not a duration.
+    text = '[run]\ncompute = "1e400s"\n' + GOOD_TIER
+    return _config_case(tmp, text, "run.compute", '"1e400s" is not a duration', "30s")
+
+
 def case_bad_fill(tmp: Path) -> Bad:
     text = '[hierarchy]\nfill = "lazy"\n' + GOOD_TIER
     return _config_case(tmp, text, "hierarchy.fill", "lazy", "inclusive", "exclusive")

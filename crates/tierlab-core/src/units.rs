@@ -44,8 +44,7 @@ pub fn parse_size(s: &str) -> Result<Size, String> {
         }
         return Ok(Size::Percent(v));
     }
-    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
+    let (num, unit) = split_unit(t);
     let v: f64 = num.trim().parse().map_err(|_| bad_size(s))?;
     let mult: f64 = match unit.trim() {
         "" | "B" => 1.0,
@@ -65,6 +64,25 @@ pub fn parse_size(s: &str) -> Result<Size, String> {
     Ok(Size::Absolute((v * mult).round() as u64))
 }
 
+/// Splits `"1.5e-3ms"` into its number and its unit at the first letter
+/// that is not a number's exponent (an `e` or `E` after a digit, before a
+/// digit or a signed one), so `"1e-6s"` means a microsecond and not a
+/// number `1` in unit `e-6s`.
+fn split_unit(t: &str) -> (&str, &str) {
+    let b = t.as_bytes();
+    let exponent = |i: usize| {
+        let digit = |j: usize| b.get(j).is_some_and(u8::is_ascii_digit);
+        matches!(b[i], b'e' | b'E')
+            && i > 0
+            && (b[i - 1].is_ascii_digit() || b[i - 1] == b'.')
+            && (digit(i + 1) || (matches!(b.get(i + 1), Some(b'+' | b'-')) && digit(i + 2)))
+    };
+    let split = (0..b.len())
+        .find(|&i| b[i].is_ascii_alphabetic() && !exponent(i))
+        .unwrap_or(b.len());
+    t.split_at(split)
+}
+
 fn bad_size(s: &str) -> String {
     format!("{s:?} is not a size; expected {SIZE_FORMS}")
 }
@@ -72,12 +90,13 @@ fn bad_size(s: &str) -> String {
 /// Parses a duration to nanoseconds.
 pub fn parse_duration_ns(s: &str) -> Result<f64, String> {
     let t = s.trim();
-    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
+    let (num, unit) = split_unit(t);
     let v: f64 = num
         .trim()
         .parse()
-        .map_err(|_| format!("{s:?} is not a duration; expected {DURATION_FORMS}"))?;
+        .ok()
+        .filter(|v: &f64| v.is_finite())
+        .ok_or_else(|| format!("{s:?} is not a duration; expected {DURATION_FORMS}"))?;
     let mult = match unit.trim() {
         "" | "ns" => 1.0,
         "us" | "µs" => 1e3,
@@ -190,6 +209,9 @@ mod tests {
         assert!(parse_size("10 bananas").is_err());
         assert!(parse_size("0%").is_err());
         assert!(parse_size("-5MiB").is_err());
+        assert_eq!(parse_size("1e3KiB").unwrap(), Size::Absolute(1_024_000));
+        assert_eq!(parse_size("2E6").unwrap(), Size::Absolute(2_000_000));
+        assert!(parse_size("1e3e3KiB").is_err());
         assert_eq!(Size::Percent(10.0).resolve(914_860), 91_486);
     }
 
@@ -199,5 +221,12 @@ mod tests {
         assert_eq!(parse_duration_ns("2us").unwrap(), 2000.0);
         assert_eq!(parse_duration_ns("55").unwrap(), 55.0);
         assert!(parse_duration_ns("3 fortnights").is_err());
+        // An exponent belongs to the number, not to the unit.
+        assert_eq!(parse_duration_ns("1e-6s").unwrap(), 1e3);
+        assert_eq!(parse_duration_ns("2.5E+3us").unwrap(), 2.5e6);
+        assert_eq!(parse_duration_ns("1e3").unwrap(), 1e3);
+        assert!(parse_duration_ns("1e").is_err());
+        assert!(parse_duration_ns("1e400s").is_err(), "not finite");
+        assert!(parse_duration_ns("e3s").is_err());
     }
 }
