@@ -401,10 +401,7 @@ impl Hierarchy {
                         let dirty = self.stores[0].is_dirty(slot);
                         // Tier 0 fits it (asked above), so it is placed.
                         if LEAN && self.unit_lean {
-                            let demotions = self.lean_fill_unit(Some(slot), req.key, stored, dirty);
-                            lat += self.tiers[0].cost.write(stored);
-                            // Where `access` would add `settle`'s time.
-                            return lat + demotions;
+                            return self.lean_fill_unit(lat, Some(slot), req.key, stored, dirty);
                         }
                         let placed = if LEAN {
                             self.lean_insert(0, Some(slot), req.key, stored, dirty)
@@ -430,9 +427,7 @@ impl Hierarchy {
                 Fill::Exclusive if LEAN && self.unit_lean => {
                     // place_lean's count, then its insertion and the demotions.
                     self.tiers[0].c.admitted += 1;
-                    let demotions = self.lean_fill_unit(None, req.key, req.size, false);
-                    lat += self.tiers[0].cost.write(req.size);
-                    lat += demotions;
+                    lat = self.lean_fill_unit(lat, None, req.key, req.size, false);
                 }
                 Fill::Exclusive if LEAN => lat += self.place_lean(req),
                 Fill::Exclusive => lat += self.place(0, req, false, Admit::Ask),
