@@ -350,6 +350,29 @@ def case_csv_non_numeric_key(tmp: Path) -> Bad:
     )
 
 
+def case_convert_onto_its_input(tmp: Path) -> Bad:
+    # Regression: writing the output truncated the input before it was read.
+    p = tmp / "a.csv"
+    p.write_text("1,2,3\n2,3,3\n")
+    return Bad(
+        ["trace", "convert", p, p],
+        lambda: tierlab.trace_convert(p, p),
+        [p.name, "is the input trace"],
+        tierlab.TraceError,
+    )
+
+
+def case_convert_into_a_directory(tmp: Path) -> Bad:
+    p = tmp / "a.csv"
+    p.write_text("1,2,3\n")
+    return Bad(
+        ["trace", "convert", p, tmp],
+        lambda: tierlab.trace_convert(p, tmp),
+        [str(tmp), "is a directory"],
+        tierlab.TraceError,
+    )
+
+
 CASES = {
     name.removeprefix("case_"): fn
     for name, fn in sorted(globals().items())
@@ -560,3 +583,30 @@ def test_csv_table_with_oracle_format_message(tierlab_cmd: Callable[..., Ran], t
     )
     line = assert_bad(tierlab_cmd("run", cfg), "workload.csv")
     assert "oracle" in line, line
+
+
+@pytest.mark.parametrize("out_name", ["a.csv", "link.bin"])
+def test_convert_onto_its_input_loses_nothing(
+    tierlab_cmd: Callable[..., Ran], tmp_path: Path, out_name: str
+) -> None:
+    p = tmp_path / "a.csv"
+    p.write_text("1,2,3\n2,3,3\n")
+    (tmp_path / "link.bin").symlink_to(p)
+    assert_bad(tierlab_cmd("trace", "convert", p, tmp_path / out_name), "is the input trace")
+    assert p.read_text() == "1,2,3\n2,3,3\n"
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["a.csv", "link.bin"]
+
+
+@pytest.mark.parametrize("out_name", ["out.csv", "out.bin"])
+def test_failed_convert_keeps_the_old_output(
+    tierlab_cmd: Callable[..., Ran], tmp_path: Path, out_name: str
+) -> None:
+    """The output appears whole or not at all: a malformed line late in the
+    input leaves a file already at OUT as it was, and nothing else behind."""
+    bad = tmp_path / "bad.csv"
+    bad.write_text("".join(f"{i},{i % 7},1\n" for i in range(3000)) + "3000,x,1\n")
+    out = tmp_path / out_name
+    out.write_text("precious")
+    assert_bad(tierlab_cmd("trace", "convert", bad, out), "bad.csv:3001")
+    assert out.read_text() == "precious"
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["bad.csv", out_name]

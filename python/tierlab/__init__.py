@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from tierlab._core import __version__
     from tierlab._result import RunResult
     from tierlab._sweep import SweepReport, sweep
-    from tierlab.api import mrc, simulate, techs, trace_generate, trace_stats
+    from tierlab.api import mrc, simulate, techs, trace_convert, trace_generate, trace_stats
     from tierlab.errors import ConfigError, StoreError, TierlabError, TraceError
     from tierlab.store import load
 
@@ -34,6 +34,7 @@ __all__ = [
     "mrc",
     "techs",
     "trace_stats",
+    "trace_convert",
     "trace_generate",
     "RunResult",
     "sweep",
@@ -56,6 +57,7 @@ _LAZY = {
     "mrc": "tierlab.api",
     "techs": "tierlab.api",
     "trace_stats": "tierlab.api",
+    "trace_convert": "tierlab.api",
     "trace_generate": "tierlab.api",
     "RunResult": "tierlab._result",
     "sweep": "tierlab._sweep",

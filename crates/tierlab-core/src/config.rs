@@ -216,6 +216,21 @@ pub enum Source {
     Twitter(PathBuf, bool),
 }
 
+impl Source {
+    /// The trace file read, if the requests come from one.
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            Source::Synth(_) | Source::Workload(_) => None,
+            Source::Oracle(p)
+            | Source::Csv(p, ..)
+            | Source::Strace(p, ..)
+            | Source::Lackey(p, ..)
+            | Source::Msr(p, ..)
+            | Source::Twitter(p, ..) => Some(p),
+        }
+    }
+}
+
 /// Finite and greater than zero (NaN is neither).
 fn positive(v: f64) -> bool {
     v.is_finite() && v > 0.0

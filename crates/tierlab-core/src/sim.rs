@@ -17,6 +17,7 @@ use crate::trace::lackey::LackeyReader;
 use crate::trace::msr::MsrReader;
 use crate::trace::next_access::WithNextAccess;
 use crate::trace::oracle::{OracleReader, OracleStream};
+use crate::trace::output::OutputFile;
 use crate::trace::strace::StraceReader;
 use crate::trace::twitter::TwitterReader;
 use crate::trace::{TraceError, TraceSource};
@@ -132,15 +133,19 @@ pub fn trace_stats(
 /// (1-based virtual time of the key's next request, -1 for none, as
 /// libCacheSim's converter writes them). Two passes: the first keeps only the
 /// keys, so memory is 16 bytes per request, not the whole trace. `progress`
-/// sees the records read over both passes.
+/// sees the records read over both passes. `out` appears whole when the
+/// trace is written, or not at all (trace/output.rs); it may not be the
+/// source's own file.
 pub fn convert_to_oracle(
     source: &Source,
     out: &std::path::Path,
     mut progress: impl FnMut(u64) -> bool,
 ) -> Result<TraceStats, TraceError> {
+    // Refused before the first pass, which may be long.
+    let out = OutputFile::create(out, source.path())?;
     let next = crate::trace::next_access::next_access_times(&mut *open(source)?, &mut progress)?;
     let keys_len = next.len();
-    let mut w = crate::trace::oracle::OracleWriter::create(out)?;
+    let mut w = crate::trace::oracle::OracleWriter::new(out);
     let mut src = open(source)?;
     let mut buf = Vec::with_capacity(BATCH);
     let mut i = 0usize;
@@ -172,15 +177,17 @@ pub const CSV_HEADER: &str = "time,key,size,op";
 /// `read`, `write`, `delete`: unlike oracleGeneral it keeps the operations.
 /// Read back with `csv = { header = true, op = 4 }` (the Python layer sets
 /// that when it sees the header).
+/// `out` is written as by [`convert_to_oracle`].
 pub fn write_csv(
     source: &Source,
     out: &std::path::Path,
     mut progress: impl FnMut(u64) -> bool,
 ) -> Result<TraceStats, TraceError> {
     use std::io::Write;
-    let f = std::fs::File::create(out).map_err(|e| TraceError::io(out, e))?;
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-    let io = |e| TraceError::io(out, e);
+    let mut out = OutputFile::create(out, source.path())?;
+    let path = out.path().to_path_buf();
+    let io = |e| TraceError::io(&path, e);
+    let w = out.writer();
     writeln!(w, "{CSV_HEADER}").map_err(io)?;
     let mut src = open(source)?;
     let mut buf = Vec::with_capacity(BATCH);
@@ -200,7 +207,7 @@ pub fn write_csv(
             return Err(TraceError::Interrupted);
         }
     }
-    w.flush().map_err(io)?;
+    out.commit()?;
     Ok(s.finish(&seen))
 }
 

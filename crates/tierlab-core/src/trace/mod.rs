@@ -7,6 +7,7 @@ pub mod lines;
 pub mod msr;
 pub mod next_access;
 pub mod oracle;
+pub mod output;
 pub mod strace;
 pub mod twitter;
 

@@ -5,11 +5,11 @@
 //! The reader memory-maps the file and decodes records in batches; memory use
 //! does not grow with the trace.
 
+use super::output::OutputFile;
 use super::{TraceError, TraceSource};
 use crate::request::{Op, Request};
 use memmap2::Mmap;
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub const RECORD: usize = 24;
@@ -217,19 +217,19 @@ impl TraceSource for OracleStream {
     }
 }
 
-/// Writes oracleGeneral records.
+/// Writes oracleGeneral records (into an [`OutputFile`]: the file appears
+/// whole at `finish`, or not at all).
 pub struct OracleWriter {
-    path: PathBuf,
-    out: BufWriter<File>,
+    out: OutputFile,
 }
 
 impl OracleWriter {
     pub fn create(path: &Path) -> Result<Self, TraceError> {
-        let f = File::create(path).map_err(|e| TraceError::io(path, e))?;
-        Ok(OracleWriter {
-            path: path.to_path_buf(),
-            out: BufWriter::with_capacity(1 << 20, f),
-        })
+        Ok(Self::new(OutputFile::create(path, None)?))
+    }
+
+    pub fn new(out: OutputFile) -> Self {
+        OracleWriter { out }
     }
 
     pub fn write(&mut self, r: &Request) -> Result<(), TraceError> {
@@ -240,13 +240,12 @@ impl OracleWriter {
         rec[4..12].copy_from_slice(&r.key.to_le_bytes());
         rec[12..16].copy_from_slice(&r.size.to_le_bytes());
         rec[16..24].copy_from_slice(&r.next_access.to_le_bytes());
-        self.out
-            .write_all(&rec)
-            .map_err(|e| TraceError::io(&self.path, e))
+        let out = &mut self.out;
+        out.writer().write_all(&rec).map_err(|e| out.err(e))
     }
 
-    pub fn finish(mut self) -> Result<(), TraceError> {
-        self.out.flush().map_err(|e| TraceError::io(&self.path, e))
+    pub fn finish(self) -> Result<(), TraceError> {
+        self.out.commit()
     }
 }
 

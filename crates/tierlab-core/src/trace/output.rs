@@ -1,0 +1,145 @@
+//! Writing a trace file without losing one.
+//!
+//! A conversion writes into a new file beside its output and renames it over
+//! the output only once the whole trace is written. So a conversion that
+//! fails (a malformed line half way through a CSV), is interrupted (Ctrl-C)
+//! or cannot finish (a full disk) leaves a file already at the output as it
+//! was, and no partial file behind. An output that is the input itself is
+//! refused before anything is written: writing it in place would truncate
+//! the trace being read (`tierlab trace convert a.csv a.csv` used to leave
+//! a.csv with a header and nothing else).
+
+use super::TraceError;
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// A trace file being written: [`OutputFile::writer`] to write,
+/// [`OutputFile::commit`] to put it in place; dropped uncommitted, it
+/// removes what it wrote.
+pub struct OutputFile {
+    /// Where the trace goes (a symbolic link's target: the link stays).
+    path: PathBuf,
+    /// The file written, renamed to `path` by `commit`.
+    tmp: PathBuf,
+    out: BufWriter<File>,
+    committed: bool,
+}
+
+impl OutputFile {
+    /// Starts writing `path`; `input` is the file the trace is read from,
+    /// if any, which `path` must not be.
+    pub fn create(path: &Path, input: Option<&Path>) -> Result<Self, TraceError> {
+        if let Some(input) = input {
+            if same_file(path, input) {
+                return Err(TraceError::io(
+                    path,
+                    std::io::Error::other("is the input trace; write the output to another file"),
+                ));
+            }
+        }
+        // Write through a link, as opening the link would, rather than
+        // replacing it with a file.
+        let path = match std::fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => {
+                std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+            }
+            _ => path.to_path_buf(),
+        };
+        let existing = std::fs::metadata(&path).ok();
+        if existing.as_ref().is_some_and(|m| m.is_dir()) {
+            return Err(TraceError::io(
+                &path,
+                std::io::Error::other("is a directory; name a file to write"),
+            ));
+        }
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name = path
+            .file_name()
+            .ok_or_else(|| TraceError::io(&path, std::io::Error::other("names no file")))?
+            .to_string_lossy()
+            .into_owned();
+        let (tmp, f) = create_new_beside(&dir, &name).map_err(|e| TraceError::io(&path, e))?;
+        let file = OutputFile {
+            path,
+            tmp,
+            out: BufWriter::with_capacity(1 << 20, f),
+            committed: false,
+        };
+        // A file rewritten in place would have kept its permissions.
+        if let Some(m) = existing {
+            std::fs::set_permissions(&file.tmp, m.permissions()).map_err(|e| file.err(e))?;
+        }
+        Ok(file)
+    }
+
+    /// The file the trace ends up in (for messages).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Where to write the trace's bytes.
+    pub fn writer(&mut self) -> &mut BufWriter<File> {
+        &mut self.out
+    }
+
+    /// An error writing the output, naming it.
+    pub fn err(&self, e: std::io::Error) -> TraceError {
+        TraceError::io(&self.path, e)
+    }
+
+    /// Flushes the trace and puts it in place of the output.
+    pub fn commit(mut self) -> Result<(), TraceError> {
+        self.out.flush().map_err(|e| self.err(e))?;
+        std::fs::rename(&self.tmp, &self.path).map_err(|e| self.err(e))?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for OutputFile {
+    fn drop(&mut self) {
+        if !self.committed {
+            // Best effort: the error that dropped it is the one to report.
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Creates a file that did not exist in `dir`, named after `name` and this
+/// process (hidden, so a listing of the directory does not show it).
+fn create_new_beside(dir: &Path, name: &str) -> std::io::Result<(PathBuf, File)> {
+    let pid = std::process::id();
+    let mut n = 0u32;
+    loop {
+        let tmp = dir.join(format!(".{name}.tierlab-{pid}-{n}.part"));
+        match OpenOptions::new().write(true).create_new(true).open(&tmp) {
+            Ok(f) => return Ok((tmp, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100 => n += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Whether two paths name one file (through links, hard or symbolic).
+fn same_file(a: &Path, b: &Path) -> bool {
+    let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
+        return false; // One does not exist, so they are not the same file.
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        ma.dev() == mb.dev() && ma.ino() == mb.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (ma, mb);
+        matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(x), Ok(y)) if x == y
+        )
+    }
+}
