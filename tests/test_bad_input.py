@@ -610,3 +610,35 @@ def test_failed_convert_keeps_the_old_output(
     assert_bad(tierlab_cmd("trace", "convert", bad, out), "bad.csv:3001")
     assert out.read_text() == "precious"
     assert sorted(f.name for f in tmp_path.iterdir()) == ["bad.csv", out_name]
+
+
+@pytest.mark.parametrize("target", ["trace", "config", "config_trace", "dir", "no_dir"])
+def test_timeline_output_checked_before_the_run(
+    tierlab_cmd: Callable[..., Ran], tmp_path: Path, target: str
+) -> None:
+    """Regression: `run --trace t.bin --timeline t.bin` replaced the trace
+    with the timeline; a bad --timeline failed only after the whole run."""
+    trace = _trace(tmp_path)
+    inner = write_oracle(tmp_path / "inner.oracleGeneral.bin", [1, 2, 3])
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'[workload]\ntype = "trace"\npath = "{inner.name}"\n' + GOOD_TIER)
+    before = {p: p.read_bytes() for p in (trace, inner, cfg)}
+    out, needle = {
+        "trace": (trace, "is the input"),
+        "config": (cfg, "is the input"),
+        "config_trace": (inner, "is the input"),
+        "dir": (tmp_path, "is a directory"),
+        "no_dir": (tmp_path / "nope" / "t.csv", "no such directory"),
+    }[target]
+    args: list[object] = ["run", cfg, "--timeline", out]
+    if target == "trace":
+        args += ["--trace", trace]
+    assert_bad(tierlab_cmd(*args), "--timeline", needle)
+    assert {p: p.read_bytes() for p in before} == before
+
+
+def test_mrc_output_onto_its_input(tierlab_cmd: Callable[..., Ran], tmp_path: Path) -> None:
+    p = tmp_path / "t.csv"
+    p.write_text("1,2,3\n2,3,3\n")
+    assert_bad(tierlab_cmd("mrc", p, "-o", p, "--no-plot"), "-o", "is the input")
+    assert p.read_text() == "1,2,3\n2,3,3\n"
