@@ -124,3 +124,13 @@ def test_cli_report_bad_input(cli: Callable[..., Ran], tmp_path: Path) -> None:
     with sqlite3.connect(other) as db:
         db.execute("CREATE TABLE t (x)")
     assert_bad(cli("report", other), "not a tierlab results store")
+
+
+def test_cli_report_into_a_file(
+    cli: Callable[..., Ran], stores: dict[str, Path], tmp_path: Path
+) -> None:
+    """Regression: said only "File exists" (mkdir's error)."""
+    f = tmp_path / "file.txt"
+    f.write_text("mine")
+    assert_bad(cli("report", stores["generic"], "-o", f), str(f), "is a file", "folder")
+    assert f.read_text() == "mine"

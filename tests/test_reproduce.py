@@ -61,3 +61,9 @@ def test_reproduce_bad_input(cli: Callable[..., Ran], tmp_path: Path) -> None:
     assert_bad(cli("reproduce", "s1", "--scale", "-1", "-o", tmp_path), "--scale")
     assert_bad(cli("reproduce", "s1", "--scale", "x", "-o", tmp_path), "--scale")
     assert_bad(cli("reproduce", "s1", "--workers", "0", "-o", tmp_path), "--workers")
+    # A file where the output folder (or one of its parents) would go.
+    f = tmp_path / "file"
+    f.write_text("mine")
+    for out in (f, f / "sub"):
+        assert_bad(cli("reproduce", "s1", "-o", out), str(f), "is a file")
+    assert f.read_text() == "mine"

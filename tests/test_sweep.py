@@ -219,6 +219,27 @@ def test_dry_run_counts_and_writes_nothing(tmp_path: Path, tierlab_cmd: Callable
     assert r.out.splitlines()[-1].endswith("12 already in dry.sqlite, 0 to run")
 
 
+@pytest.mark.parametrize("dry", [True, False], ids=["dry-run", "sweep"])
+@pytest.mark.parametrize("where", ["missing folder", "directory", "not a store"])
+def test_bad_store_path_is_refused_before_anything_runs(
+    tmp_path: Path, tierlab_cmd: Callable[..., Ran], dry: bool, where: str
+) -> None:
+    """Regression: a dry run printed the axes, then failed on a bad store
+    (output on stdout despite the error), called a directory "no such
+    results file", and passed a store in a missing folder that the sweep
+    itself refuses."""
+    exp = tmp_path / "e.toml"
+    exp.write_text(experiment("bad", SLOWDOWN_BY_CAPACITY))
+    store, needle = {
+        "missing folder": (tmp_path / "nope" / "r.sqlite", "no such directory"),
+        "directory": (tmp_path, "is a directory"),
+        "not a store": (exp, "not a tierlab results store"),
+    }[where]
+    args: list[object] = ["sweep", exp, "--store", store, "--workers", "1"]
+    assert_bad(tierlab_cmd(*args, *(["--dry-run"] if dry else [])), str(store), needle)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["e.toml"]
+
+
 def test_export_csv_and_parquet(tmp_path: Path, tierlab_cmd: Callable[..., Ran]) -> None:
     store = tmp_path / "s.sqlite"
     tierlab.sweep(experiment("ex", SLOWDOWN_BY_CAPACITY), store=store, workers=1)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tierlab.config import ConfigLike
-from tierlab.errors import ConfigError
+from tierlab.errors import ConfigError, StoreError
 from tierlab.experiment import Experiment, load_experiment
 from tierlab.store import Store, flatten, pending
 
@@ -207,6 +207,9 @@ def sweep(
         if path.exists():
             with Store(path, create=False) as st:
                 known = st.finished(exp.name, failed_too=False)
+        elif not path.parent.is_dir():
+            # The sweep itself would stop here: so does its dry run.
+            raise StoreError(f"{path}: no such directory {str(path.parent)!r}")
         left = len(pending(exp.points, known))
         return SweepReport(exp.name, unique, unique - left, 0, 0, path, [])
     with Store(path) as st:

@@ -699,11 +699,6 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         from tierlab.experiment import load_experiment
 
         exp = load_experiment(a.experiment, overrides)
-        for ax in exp.axes:
-            shown = ", ".join(str(v) for v in ax.labels)
-            print(f"{ax.key}: {len(ax.labels)} values: {shown}")
-        if exp.repetitions > 1:
-            print(f"repetitions: {exp.repetitions}")
     with _sweep_progress(not a.no_progress and not a.dry_run, "sweep") as cb:
         r = sweep(
             exp if a.dry_run else a.experiment,
@@ -715,6 +710,12 @@ def cmd_sweep(a: argparse.Namespace) -> int:
             dry_run=a.dry_run,
         )
     if a.dry_run:
+        # After the sweep's checks (of the store too): bad input prints nothing.
+        for ax in exp.axes:
+            shown = ", ".join(str(v) for v in ax.labels)
+            print(f"{ax.key}: {len(ax.labels)} values: {shown}")
+        if exp.repetitions > 1:
+            print(f"repetitions: {exp.repetitions}")
         print(
             f"{r.experiment}: {r.total} points: {r.skipped} already in {r.store}, "
             f"{r.total - r.skipped} to run"

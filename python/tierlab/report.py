@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tierlab.errors import StoreError
+
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
@@ -456,6 +458,15 @@ img { max-width: 100%; } .meta { color: #555; font-size: 0.9em; }
 """
 
 
+def make_folder(out: Path) -> None:
+    """Creates the folder a command writes into (and its parents); a file
+    in the way is named as such, not as mkdir's "File exists"."""
+    for p in (out, *out.parents):
+        if p.exists() and not p.is_dir():
+            raise StoreError(f"{p}: is a file; the output is a folder (-o DIR)")
+    out.mkdir(parents=True, exist_ok=True)
+
+
 def write_report(
     store: str | os.PathLike[str],
     out_dir: str | os.PathLike[str] | None = None,
@@ -491,7 +502,7 @@ def write_report(
     meta, df, sections = build_sections(store, experiment)
     name = meta["name"]
     out = Path(out_dir) if out_dir is not None else Path(store).parent / f"{name}-report"
-    out.mkdir(parents=True, exist_ok=True)
+    make_folder(out)
     sections = [*extra, *sections]
     plots: list[Path] = []
     body: list[str] = []

@@ -376,13 +376,13 @@ def reproduce(
         As for :func:`tierlab.sweep`.
     """
     from tierlab._sweep import sweep
-    from tierlab.report import Section, write_report
+    from tierlab.report import Section, make_folder, write_report
     from tierlab.store import load
 
     t0 = time.perf_counter()
     exp = scaled_experiment(name, scale)
     out = Path(out_dir) if out_dir is not None else Path(f"tierlab-{name}")
-    out.mkdir(parents=True, exist_ok=True)
+    make_folder(out)
     store = out / f"{name}.sqlite"
     rep = sweep(exp, store=store, scheduler=scheduler, workers=workers, progress=progress)
     df = load(store, name)

@@ -97,6 +97,8 @@ class Store:
 
     def __init__(self, path: str | os.PathLike[str], *, create: bool = True) -> None:
         self.path = Path(path)
+        if self.path.is_dir():
+            raise StoreError(f"{self.path}: is a directory; name a results file (.sqlite)")
         if not create and not self.path.is_file():
             raise StoreError(f"{self.path}: no such results file")
         if create and not self.path.parent.is_dir():
