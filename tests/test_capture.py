@@ -101,15 +101,44 @@ def test_cli_capture_to_oracle_notes_lost_ops(tmp_path: Path) -> None:
     "args, message",
     [
         (["capture", "files", "-o", "x.strace"], "error: no command to capture"),
-        (["capture", "files", "-o", "x.strace", "--", "/no/such/program"], "logged nothing"),
+        # Regression: strace's own complaint came first, then "logged nothing".
+        (["capture", "files", "-o", "x.strace", "--", "/no/such/program"], "no such program"),
         (["capture", "memory", "-o", "x.lackey"], "error: no command to capture"),
+        # Regression: blamed the program ("the tracer logged nothing").
+        (["capture", "files", "-o", "nope/x.strace", "--", "true"], "no such directory"),
+        (["capture", "memory", "-o", "nope/x.bin", "--", "true"], "no such directory"),
+        # Regression: found only after the program ran.
+        (["capture", "files", "-o", "DIR", "--", "true"], "is a directory"),
     ],
 )
 def test_capture_bad_input(tmp_path: Path, args: list[str], message: str) -> None:
-    r = tierlab_cli(*[a.replace("x.", str(tmp_path / "x.")) for a in args])
+    def place(a: str) -> str:
+        if a == "DIR":
+            return str(tmp_path)
+        return str(tmp_path / a) if a.endswith((".strace", ".lackey", ".bin")) else a
+
+    r = tierlab_cli(*map(place, args))
     assert r.returncode == 2, r
     assert message in r.stderr
+    assert r.stderr.startswith("error: ") and len(r.stderr.splitlines()) <= 2, r.stderr
     assert "Traceback" not in r.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_capture_keeps_an_existing_output_until_it_succeeds(tmp_path: Path) -> None:
+    """The tracer logs into a new file, renamed over OUT at the end: a
+    failed capture leaves OUT as it was, a finished one keeps its mode."""
+    out = tmp_path / "t.strace"
+    out.write_text("mine")
+    out.chmod(0o640)
+    r = tierlab_cli("capture", "files", "-o", out, "--", "no-such-program-here")
+    assert r.returncode == 2, r
+    assert out.read_text() == "mine"
+    c = capture_files(["cat", str(out)], out)
+    assert c.stats["reads"] >= 1
+    assert out.read_text() != "mine"
+    assert out.stat().st_mode & 0o777 == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["t.strace"]
 
 
 def test_missing_tracer_is_named(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tierlab import _core
@@ -147,6 +147,29 @@ def output_format(out: str | os.PathLike[str], given: str | None = None) -> str:
     if given not in ("oracle", "csv"):
         raise ConfigError(f"output format {given!r}; expected oracle or csv")
     return given
+
+
+def output_problem(
+    path: str | os.PathLike[str], reads: Iterable[object] = (), *, label: str | None = None
+) -> str | None:
+    """Why ``path`` cannot take a command's output (None: it can): a
+    directory, a missing folder, or one of the files the command ``reads``.
+    Commands check it before their work, which may take minutes, so that
+    none ends in a result it cannot write, or written over its own input.
+    ``label`` (an option such as ``--timeline``) starts the message."""
+    from pathlib import Path
+
+    out = Path(path)
+    where = f"{label} {os.fspath(path)}" if label else os.fspath(path)
+    if out.is_dir():
+        return f"{where}: is a directory; name a file to write"
+    if not out.parent.is_dir():
+        return f"{where}: no such directory {str(out.parent)!r}"
+    for r in reads:
+        if isinstance(r, (str, os.PathLike)) and out.exists() and Path(r).is_file():
+            if os.path.samefile(out, r):
+                return f"{where}: is the input {os.fspath(r)}; write to another file"
+    return None
 
 
 def trace_convert(

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tierlab import _core
-from tierlab.api import trace_convert, trace_stats
+from tierlab.api import output_problem, trace_convert, trace_stats
 from tierlab.errors import TierlabError
 
 
@@ -59,26 +59,48 @@ def _capture(
             f"no command to capture\nhint: tierlab capture {FMT_KIND[fmt]} -o OUT -- CMD ARGS"
         )
     out = Path(out)
+    problem = output_problem(out)
+    if problem:
+        raise TierlabError(problem)
+    if shutil.which(cmd[0]) is None:
+        # Checked here: the tracer's own message would come first, and ours
+        # could only say that it logged nothing.
+        raise TierlabError(f"{cmd[0]}: no such program")
     keep = out.name.endswith(f".{fmt}")
-    if keep:
-        raw = out
-    else:
-        fd, name = tempfile.mkstemp(suffix=f".{fmt}")
-        os.close(fd)
-        raw = Path(name)
+    # The tracer logs into a new file (beside OUT when the log is kept, to
+    # be renamed over it): a capture that fails leaves OUT as it was.
+    raw = _new_file(out.parent if keep else Path(tempfile.gettempdir()), out.name, fmt)
     try:
         try:
             proc = subprocess.run([*tracer(raw), *cmd], check=False)
         except FileNotFoundError as e:
             raise TierlabError(f"{e.filename}: no such program") from None
-        if not raw.exists() or raw.stat().st_size == 0:
+        if raw.stat().st_size == 0:
             raise TierlabError(f"{cmd[0]}: the tracer logged nothing (exit {proc.returncode})")
         workload = {"workload": {"type": "trace", "path": str(raw), "format": fmt, **options}}
-        stats = trace_stats(workload) if keep else trace_convert(workload, out)
+        if keep:
+            stats = trace_stats(workload)
+            if out.exists():
+                shutil.copymode(out, raw)
+            os.replace(raw, out)
+        else:
+            stats = trace_convert(workload, out)
         return Capture(output=out, exit_code=proc.returncode, stats=stats)
     finally:
-        if not keep:
-            raw.unlink(missing_ok=True)
+        raw.unlink(missing_ok=True)
+
+
+def _new_file(folder: Path, name: str, fmt: str) -> Path:
+    """Creates an empty file that did not exist in ``folder``, hidden, with
+    the permissions a new file gets (``mkstemp``'s are 0600)."""
+    for n in range(100):
+        p = folder / f".{name}.tierlab-{os.getpid()}-{n}.{fmt}.part"
+        try:
+            os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            return p
+        except FileExistsError:
+            continue
+    raise TierlabError(f"{folder}: cannot create a file for the tracer's log")
 
 
 FMT_KIND = {"strace": "files", "lackey": "memory"}

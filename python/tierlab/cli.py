@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 # imports its own modules, so that `tierlab mrc --no-plot` and `tierlab run
 # --json` do not pay for pandas, rich, sqlite3 or Dask.
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
     from pathlib import Path
 
 
@@ -312,25 +312,6 @@ def _err(msg: str, hint: str | None = None) -> int:
     return EXIT_BAD_INPUT
 
 
-def _output_problem(option: str, path: str, inputs: Iterable[object]) -> str | None:
-    """Why ``path`` cannot take a command's output (None: it can). Checked
-    before the work, which may take minutes, so that a run never ends in a
-    result it cannot write, or written over a file it read."""
-    import os
-    from pathlib import Path
-
-    out = Path(path)
-    if out.is_dir():
-        return f"{option} {path}: is a directory; name a file to write"
-    if not out.parent.is_dir():
-        return f"{option} {path}: no such directory {str(out.parent)!r}"
-    for i in inputs:
-        if isinstance(i, (str, os.PathLike)) and out.exists() and Path(i).is_file():
-            if os.path.samefile(out, i):
-                return f"{option} {path}: is the input {os.fspath(i)}; write to another file"
-    return None
-
-
 @contextmanager
 def _bar(enabled: bool, label: str, *, sweep: bool = False) -> Iterator[tuple[Any, Any] | None]:
     """A rich progress bar on stderr, only when stderr is a terminal; yields
@@ -390,14 +371,14 @@ def _note_skipped(n: int) -> None:
 def cmd_run(a: argparse.Namespace) -> int:
     # The engine's dicts, not a RunResult (a dataclass): `run --json` then
     # skips dataclasses' import, and prints what RunResult.to_json would.
-    from tierlab.api import simulate_raw, summary_json
+    from tierlab.api import output_problem, simulate_raw, summary_json
 
     if a.timeline:
         from tierlab.config import load_config
 
         workload = load_config(a.config).get("workload")
         read = [a.config, a.trace, workload.get("path") if isinstance(workload, dict) else None]
-        problem = _output_problem("--timeline", a.timeline, read)
+        problem = output_problem(a.timeline, read, label="--timeline")
         if problem:
             return _err(problem)
     with _progress(not a.no_progress and not a.json, "simulating") as cb:
@@ -546,12 +527,12 @@ def cmd_capture(a: argparse.Namespace) -> int:
 def cmd_mrc(a: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from tierlab.api import mrc_points
+    from tierlab.api import mrc_points, output_problem
 
     out = Path(a.output)
     if out.suffix.lower() != ".csv":
         return _err(f"-o {a.output}: the output must be a .csv file (the plot goes beside it)")
-    problem = _output_problem("-o", a.output, [a.input, a.config])
+    problem = output_problem(a.output, [a.input, a.config], label="-o")
     if problem:
         return _err(problem)
     sizes = None
