@@ -219,6 +219,28 @@ def case_capacity_share_out_of_range(tmp: Path) -> Bad:
     return _config_case(tmp, text, "tier[0].capacity", '"150%"', "100%")
 
 
+def case_capacity_too_large(tmp: Path) -> Bad:
+    # Regression: saturated to 2^64 - 1 bytes and ran.
+    text = GOOD_TIER.replace('"1MiB"', '"99999999999999999999 GiB"')
+    return _config_case(tmp, text, "tier[0].capacity", "too large", "16 EiB")
+
+
+def case_capacity_float_too_large(tmp: Path) -> Bad:
+    text = GOOD_TIER.replace('"1MiB"', "1e30")
+    return _config_case(tmp, text, "tier[0].capacity", "1e30", "too large")
+
+
+def case_nan_duration(tmp: Path) -> Bad:
+    # Regression: TOML's nan reached the engine's JSON as "expected value".
+    text = "[run]\ncompute = nan\n" + GOOD_TIER
+    return _config_case(tmp, text, "run.compute", "nan is not a finite number")
+
+
+def case_infinite_latency_override(tmp: Path) -> Bad:
+    text = GOOD_TIER + "\n[techs.HDD]\nread_ns = inf\n"
+    return _config_case(tmp, text, "techs.HDD.read_ns", "inf is not a finite number")
+
+
 def case_negative_latency_override(tmp: Path) -> Bad:
     text = GOOD_TIER + '\n[techs.SLOW-DISK]\nbase = "HDD"\nread_ns = -3\n'
     return _config_case(tmp, text, "techs.SLOW-DISK.read_ns", "-3", "positive")

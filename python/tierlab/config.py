@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +129,27 @@ def _first_line(path: str | os.PathLike[str]) -> str | None:
 def to_json(cfg: Config) -> str:
     """The config as the JSON the engine reads."""
     try:
-        return json.dumps(cfg)
+        return json.dumps(cfg, allow_nan=False)
     except TypeError as e:
         raise ConfigError(f"config: a value cannot be used: {e}") from None
+    except ValueError:
+        # TOML has nan and inf; JSON does not (the engine would say only
+        # "expected value"): name the key.
+        key, v = _non_finite(cfg, "")
+        raise ConfigError(f"{key}: {v} is not a finite number") from None
+
+
+def _non_finite(v: object, key: str) -> tuple[str, float]:
+    """The first nan or infinity in a config, as (key path, value)."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return key, v
+    items: Iterable[tuple[str, object]] = ()
+    if isinstance(v, Mapping):
+        items = ((f"{key}.{k}" if key else str(k), x) for k, x in v.items())
+    elif isinstance(v, (list, tuple)):
+        items = ((f"{key}[{i}]", x) for i, x in enumerate(v))
+    for k, x in items:
+        found = _non_finite(x, k)
+        if found[0]:
+            return found
+    return "", 0.0

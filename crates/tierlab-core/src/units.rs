@@ -61,7 +61,21 @@ pub fn parse_size(s: &str) -> Result<Size, String> {
     if !(v.is_finite() && v >= 0.0) {
         return Err(bad_size(s));
     }
-    Ok(Size::Absolute((v * mult).round() as u64))
+    whole_bytes(v * mult, &format!("{s:?}")).map(Size::Absolute)
+}
+
+/// A size in bytes rounded to a whole number, refused (rather than
+/// saturated, as `as u64` would) when it does not fit in 64 bits.
+/// `written` is the value as the message shows it.
+fn whole_bytes(v: f64, written: &str) -> Result<u64, String> {
+    let n = v.round();
+    // 2^64 is the first f64 past u64::MAX.
+    if n >= 18_446_744_073_709_551_616.0 {
+        return Err(format!(
+            "{written} is too large; a size must be below 16 EiB (2^64 bytes)"
+        ));
+    }
+    Ok(n as u64)
 }
 
 /// Splits `"1.5e-3ms"` into its number and its unit at the first letter
@@ -146,7 +160,9 @@ impl<'de> Deserialize<'de> for Size {
                         "{v} is not a size; expected {SIZE_FORMS}"
                     )));
                 }
-                Ok(Size::Absolute(v.round() as u64))
+                whole_bytes(v, &format!("{v:e}"))
+                    .map(Size::Absolute)
+                    .map_err(E::custom)
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Size, E> {
                 parse_size(v).map_err(E::custom)
@@ -213,6 +229,15 @@ mod tests {
         assert_eq!(parse_size("2E6").unwrap(), Size::Absolute(2_000_000));
         assert!(parse_size("1e3e3KiB").is_err());
         assert_eq!(Size::Percent(10.0).resolve(914_860), 91_486);
+        // Past 64 bits: an error, not a saturated u64::MAX.
+        assert!(parse_size("99999999999999999999 GiB")
+            .unwrap_err()
+            .contains("too large"));
+        assert!(parse_size("18446744073709551616").is_err());
+        assert_eq!(
+            parse_size("18446744073709549568").unwrap(),
+            Size::Absolute(18_446_744_073_709_549_568)
+        );
     }
 
     #[test]
