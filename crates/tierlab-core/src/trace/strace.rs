@@ -298,10 +298,12 @@ impl StraceParser {
         if text.is_empty() {
             return Ok(());
         }
+        // Cut by bytes, not at a char (slicing a str there panicked on
+        // binary input read as strace).
         let bad = || {
             format!(
-                "expected `PID SECONDS.MICROS call(...)` (strace -f -ttt), not {:?}",
-                &text[..text.len().min(60)]
+                "expected `PID SECONDS.MICROS call(...)` (strace -f -ttt), not {}",
+                crate::trace::csv::show(text.as_bytes())
             )
         };
         // strace pads the pid column when pids have fewer digits: fields are
