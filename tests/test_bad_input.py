@@ -395,6 +395,20 @@ def case_convert_into_a_directory(tmp: Path) -> Bad:
     )
 
 
+def case_binary_read_as_strace(tmp: Path) -> Bad:
+    # Regression: panicked cutting the excerpt inside a UTF-8 character.
+    p = tmp / "blob.strace"
+    p.write_bytes(b"T" + "\u00e9".encode() * 40 + b"\xff\n")
+    cfg = tmp / "c.toml"
+    cfg.write_text(GOOD_TIER)
+    return Bad(
+        ["run", cfg, "--trace", p, "--format", "strace"],
+        lambda: tierlab.simulate(cfg, trace=p, format="strace"),
+        [f"{p.name}:1:", "PID SECONDS.MICROS"],
+        tierlab.TraceError,
+    )
+
+
 CASES = {
     name.removeprefix("case_"): fn
     for name, fn in sorted(globals().items())
