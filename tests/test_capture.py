@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import tierlab
 import tierlab.capture
 from tierlab.capture import capture_files, capture_memory
 
@@ -151,3 +152,27 @@ def test_missing_tracer_is_named(tmp_path: Path) -> None:
 
 def test_capture_doctests() -> None:
     assert doctest.testmod(tierlab.capture).failed == 0
+
+
+@pytest.mark.parametrize("name", ["t.strace", "t.bin"])
+def test_a_log_the_reader_rejects_is_kept_and_named(tmp_path: Path, name: str) -> None:
+    """The program ran (perhaps for minutes): when its log does not read,
+    the log stays (at OUT when OUT is the log) and the message says where.
+    A stand-in tracer writes a log no strace writes, then runs the program."""
+    out = tmp_path / name
+
+    def tracer(log: Path) -> list[str]:
+        return ["sh", "-c", f'echo "not strace" > {log}; exec "$0" "$@"']
+
+    with pytest.raises(tierlab.TraceError) as e:
+        tierlab.capture._capture("strace", tracer, ["true"], out, {"page_size": 4096})
+    msg = str(e.value)
+    first, hint = msg.splitlines()
+    log = Path(first.removeprefix("error: ").split(":")[0])
+    assert log.read_text() == "not strace\n"
+    assert hint.startswith(f"hint: the tracer's log is kept at {log}")
+    if name.endswith(".strace"):
+        assert log == out
+    else:
+        assert not out.exists()
+        log.unlink()

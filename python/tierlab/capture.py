@@ -22,7 +22,7 @@ from typing import Any
 
 from tierlab import _core
 from tierlab.api import output_problem, trace_convert, trace_stats
-from tierlab.errors import TierlabError
+from tierlab.errors import TierlabError, TraceError
 
 
 @dataclass
@@ -70,6 +70,7 @@ def _capture(
     # The tracer logs into a new file (beside OUT when the log is kept, to
     # be renamed over it): a capture that fails leaves OUT as it was.
     raw = _new_file(out.parent if keep else Path(tempfile.gettempdir()), out.name, fmt)
+    kept = False
     try:
         try:
             proc = subprocess.run([*tracer(raw), *cmd], check=False)
@@ -78,16 +79,31 @@ def _capture(
         if raw.stat().st_size == 0:
             raise TierlabError(f"{cmd[0]}: the tracer logged nothing (exit {proc.returncode})")
         workload = {"workload": {"type": "trace", "path": str(raw), "format": fmt, **options}}
+        try:
+            stats = trace_stats(workload) if keep else trace_convert(workload, out)
+        except TraceError as e:
+            # The program ran, perhaps for long: its log is kept for a look
+            # (at OUT when OUT is the log), and the message names where.
+            log = out if keep else raw
+            if keep:
+                _put(raw, out)
+            kept = True
+            msg = str(e).replace(str(raw), str(log))
+            hint = f"the tracer's log is kept at {log}; --skip-bad reads past bad lines"
+            raise TraceError(f"{msg}\nhint: {hint}") from None
         if keep:
-            stats = trace_stats(workload)
-            if out.exists():
-                shutil.copymode(out, raw)
-            os.replace(raw, out)
-        else:
-            stats = trace_convert(workload, out)
+            _put(raw, out)
         return Capture(output=out, exit_code=proc.returncode, stats=stats)
     finally:
-        raw.unlink(missing_ok=True)
+        if not kept:
+            raw.unlink(missing_ok=True)
+
+
+def _put(raw: Path, out: Path) -> None:
+    """Renames the log over OUT, with the permissions OUT had."""
+    if out.exists():
+        shutil.copymode(out, raw)
+    os.replace(raw, out)
 
 
 def _new_file(folder: Path, name: str, fmt: str) -> Path:
