@@ -678,3 +678,14 @@ def test_mrc_output_onto_its_input(tierlab_cmd: Callable[..., Ran], tmp_path: Pa
     p.write_text("1,2,3\n2,3,3\n")
     assert_bad(tierlab_cmd("mrc", p, "-o", p, "--no-plot"), "-o", "is the input")
     assert p.read_text() == "1,2,3\n2,3,3\n"
+
+
+def test_trace_tool_config_error_has_no_json_locator(
+    tierlab_cmd: Callable[..., Ran], tmp_path: Path
+) -> None:
+    """Regression: trace tools read only [workload] and kept serde_json's
+    "at line 1 column 39" (a place in JSON the user never wrote)."""
+    r = tierlab_cmd("trace", "generate", "web", "-o", tmp_path / "g.bin", "--seed", "-1")
+    line = assert_bad(r, "workload.seed", "-1")
+    assert "column" not in line, line
+    assert not (tmp_path / "g.bin").exists()

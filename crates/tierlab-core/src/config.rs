@@ -242,30 +242,33 @@ fn non_negative(v: f64) -> bool {
 }
 
 fn from_de<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Config, ConfigError> {
-    let cfg: Config = serde_path_to_error::deserialize(d).map_err(|e| {
-        let path = e.path().to_string();
-        let path = if path == "." {
-            "config".to_string()
-        } else {
-            path
-        };
-        let mut msg = e.into_inner().to_string();
-        // The toml crate appends its own "in `a.b`" locator and serde_json a
-        // position in the JSON the Python layer built: ours is the key path.
-        if let Some(i) = msg.find("\nin `") {
-            msg.truncate(i);
-        }
-        if let Some(i) = msg.rfind(" at line ") {
-            if msg[i + 9..].split_once(" column ").is_some_and(|(l, c)| {
-                l.bytes().all(|b| b.is_ascii_digit()) && c.bytes().all(|b| b.is_ascii_digit())
-            }) {
-                msg.truncate(i);
-            }
-        }
-        ConfigError::at(path, msg.trim_end())
-    })?;
+    let cfg: Config = serde_path_to_error::deserialize(d).map_err(de_error)?;
     cfg.validate()?;
     Ok(cfg)
+}
+
+/// A deserializer's error as a [`ConfigError`] at its key path.
+fn de_error<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> ConfigError {
+    let path = e.path().to_string();
+    let path = if path == "." {
+        "config".to_string()
+    } else {
+        path
+    };
+    let mut msg = e.into_inner().to_string();
+    // The toml crate appends its own "in `a.b`" locator and serde_json a
+    // position in the JSON the Python layer built: ours is the key path.
+    if let Some(i) = msg.find("\nin `") {
+        msg.truncate(i);
+    }
+    if let Some(i) = msg.rfind(" at line ") {
+        if msg[i + 9..].split_once(" column ").is_some_and(|(l, c)| {
+            l.bytes().all(|b| b.is_ascii_digit()) && c.bytes().all(|b| b.is_ascii_digit())
+        }) {
+            msg.truncate(i);
+        }
+    }
+    ConfigError::at(path, msg.trim_end())
 }
 
 impl Config {
@@ -403,8 +406,7 @@ pub fn workload_only_from_json(s: &str) -> Result<WorkloadConfig, ConfigError> {
         workload: Option<WorkloadConfig>,
     }
     let mut d = serde_json::Deserializer::from_str(s);
-    let only: Only = serde_path_to_error::deserialize(&mut d)
-        .map_err(|e| ConfigError::at(e.path().to_string(), e.into_inner().to_string()))?;
+    let only: Only = serde_path_to_error::deserialize(&mut d).map_err(de_error)?;
     let w = only.workload.ok_or_else(|| {
         ConfigError::at(
             "workload",
