@@ -112,8 +112,12 @@ def test_hash_depends_on_the_config_only() -> None:
     ],
 )
 def test_ranges(rng: str, values: list[object]) -> None:
-    e = load_experiment(experiment("r", f'[[axis]]\nkey = "workload.alpha"\nrange = {rng}\n'))
-    assert [p.labels["workload.alpha"] for p in e.points] == values
+    # Each range on a key that takes its kind of value: every point's config
+    # is checked against the schema when the experiment loads.
+    sizes = isinstance(values[0], str) or values[0] == 1 << 16 or values[0] == 1 << 20
+    key = "tier[0].capacity" if sizes else "workload.alpha"
+    e = load_experiment(experiment("r", f'[[axis]]\nkey = "{key}"\nrange = {rng}\n'))
+    assert [p.labels[key] for p in e.points] == values
 
 
 def test_table_values_take_labels() -> None:
@@ -195,6 +199,45 @@ def test_failed_points_are_recorded_and_the_sweep_goes_on(
     # a failed point is tried again next time, the finished ones are not
     r = tierlab_cmd("sweep", exp, "--workers", "1", cwd=tmp_path)
     assert "3 points: 0 run, 2 already in the store, 1 failed" in r.out
+
+
+@pytest.mark.parametrize(
+    ("axis", "needle"),
+    [
+        ('key = "tier[0].nope"\nvalues = [1]', "axis[0].key: tier[0].nope: unknown field `nope`"),
+        ('key = "tier[0].policy"\nvalues = ["lru", "nope"]', "axis[0].values: tier[0].policy"),
+        ('key = "workload.alpha"\nvalues = [1.0, "x"]', "axis[0].values: workload.alpha = 'x'"),
+        (
+            'key = "tier[0].admission"\nvalues = [{ type = "second-hit", nope = 1 }]',
+            "axis[0].values: tier[0].admission",
+        ),
+    ],
+    ids=["unknown key", "unknown policy", "wrong type", "unknown field in a value"],
+)
+def test_schema_errors_stop_the_sweep_before_it_runs(
+    tmp_path: Path, tierlab_cmd: Callable[..., Ran], axis: str, needle: str
+) -> None:
+    """Regression: an axis key the config does not have (or a policy name no
+    engine knows) failed every point one by one, exit 0. The schema is now
+    checked for every point when the experiment loads; values out of range
+    still fail their point alone (test above)."""
+    exp = tmp_path / "e.toml"
+    exp.write_text(experiment("schema", f"[[axis]]\n{axis}\n"))
+    for dry in ([], ["--dry-run"]):
+        assert_bad(tierlab_cmd("sweep", exp, "--workers", "1", *dry, cwd=tmp_path), needle)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["e.toml"]
+
+
+def test_unknown_key_in_the_base_config_stops_the_sweep(
+    tmp_path: Path, tierlab_cmd: Callable[..., Ran]
+) -> None:
+    exp = tmp_path / "e.toml"
+    text = experiment("base", SLOWDOWN_BY_CAPACITY).replace(
+        "[[base.tier]]\n", "[[base.tier]]\nrepetitions = 2\n", 1
+    )
+    assert "repetitions = 2" in text
+    exp.write_text(text)
+    assert_bad(tierlab_cmd("sweep", exp, cwd=tmp_path), "base.tier[0].repetitions: unknown field")
 
 
 def test_dry_run_counts_and_writes_nothing(tmp_path: Path, tierlab_cmd: Callable[..., Ran]) -> None:

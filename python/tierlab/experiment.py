@@ -25,7 +25,8 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
-from tierlab.config import Config, ConfigLike, load_config, read_toml
+from tierlab import _core
+from tierlab.config import Config, ConfigLike, load_config, read_toml, to_json
 from tierlab.errors import ConfigError
 
 EXPERIMENT_KEYS = {
@@ -159,6 +160,11 @@ def load_experiment(
     base = _base(raw, exp, folder)
     for key, value in (overrides or {}).items():
         set_path(base, key, value, f"override {key}")
+    # An unknown key or a wrong type fails every point alike: stop here, as
+    # for the experiment's own keys. (A value out of range fails its point.)
+    err = _core.config_schema_error(to_json(base))
+    if err:
+        raise ConfigError(f"base.{err[0]}: {err[1]}")
 
     reps = exp.get("repetitions", 1)
     if not isinstance(reps, int) or isinstance(reps, bool) or reps < 1:
@@ -501,6 +507,9 @@ def _points(
         for a, i in zip(axes, combo, strict=True):
             set_path(cfg_axes, a.key, a.values[i], f"axis {a.key}")
             labels[a.key] = a.labels[i]
+        err = _core.config_schema_error(to_json(cfg_axes))
+        if err:
+            raise ConfigError(_axis_error(axes, labels, *err))
         for rep in range(reps):
             cfg = copy.deepcopy(cfg_axes)
             seed: int | None = None
@@ -509,6 +518,19 @@ def _points(
                 cfg["workload"]["seed"] = seed
             out.append(Point(point_hash(cfg), len(out), labels, rep, seed, cfg))
     return out
+
+
+def _axis_error(axes: Sequence[Axis], labels: Mapping[str, Any], path: str, msg: str) -> str:
+    """A schema error of a point whose base config passed: an axis's key
+    the schema does not have, or a value of the wrong type."""
+    for j, a in enumerate(axes):
+        if path == a.key or path.startswith((f"{a.key}.", f"{a.key}[")):
+            # The key itself is unknown, or a field inside its value is.
+            if f"unknown field `{a.key.rsplit('.', 1)[-1]}`" in msg:
+                return f"axis[{j}].key: {path}: {msg}"
+            return f"axis[{j}].values: {a.key} = {labels[a.key]!r}: {msg}"
+    shown = ", ".join(f"{k}={v}" for k, v in labels.items())
+    return f"{path}: {msg} (at the point {shown})"
 
 
 def point_hash(cfg: Config) -> str:

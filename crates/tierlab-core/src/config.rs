@@ -286,6 +286,16 @@ impl Config {
         from_de(&mut d)
     }
 
+    /// The schema's verdict alone (unknown keys, wrong types), without
+    /// `validate`'s ranges and references: a sweep checks every point with
+    /// it before running any, since such an error fails every point alike.
+    pub fn check_json_schema(s: &str) -> Result<(), ConfigError> {
+        let mut d = serde_json::Deserializer::from_str(s);
+        serde_path_to_error::deserialize::<_, Config>(&mut d)
+            .map(drop)
+            .map_err(de_error)
+    }
+
     /// The catalog with this config's overrides applied.
     pub fn catalog(&self) -> Result<Catalog, ConfigError> {
         let mut c = Catalog::builtin();

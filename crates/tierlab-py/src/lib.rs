@@ -79,6 +79,17 @@ fn simulate(
     Ok(out.to_string())
 }
 
+/// config_schema_error(config_json) -> tuple[str, str] | None
+///
+/// The key path and message of the config's first schema error (an unknown
+/// key, a wrong type), or None; ranges and references are not checked.
+#[pyfunction]
+fn config_schema_error(config_json: &str) -> Option<(String, String)> {
+    Config::check_json_schema(config_json)
+        .err()
+        .map(|e| (e.path, e.msg))
+}
+
 /// techs() -> str: the built-in technology catalog as a JSON list.
 #[pyfunction]
 fn techs() -> String {
@@ -243,6 +254,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TraceError", m.py().get_type::<TraceError>())?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(techs, m)?)?;
+    m.add_function(wrap_pyfunction!(config_schema_error, m)?)?;
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(mrc, m)?)?;
