@@ -57,3 +57,21 @@ def test_simulate_releases_the_gil() -> None:
     # With the GIL held for the whole run the counter would barely move.
     assert elapsed > 0.05
     assert ticks > 0.3 * elapsed / 0.001 * 0.5, (ticks, elapsed)
+
+
+def test_ctrl_c_during_convert_keeps_the_old_output(tmp_path) -> None:
+    """A conversion writes a new file and renames it over OUT at the end:
+    Ctrl-C half way leaves OUT as it was and no partial file."""
+    cfg = tmp_path / "long.toml"
+    cfg.write_text('[workload]\ntype = "zipf"\nobjects = 100_000\nrequests = 2_000_000_000\n')
+    out = tmp_path / "out.csv"
+    out.write_text("old\n")
+    argv = [sys.executable, "-m", "tierlab.cli", "trace", "convert", str(cfg), str(out)]
+    with interruptible(argv) as p:
+        time.sleep(2.0)
+        assert p.poll() is None, "the conversion ended before it was interrupted"
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+    assert p.returncode == 130, (p.returncode, err)
+    assert out.read_text() == "old\n"
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["long.toml", "out.csv"]
