@@ -77,6 +77,30 @@ def test_bytes_curve_equals_simulated_lru(oracle_trace: Path) -> None:
         assert ratio == tierlab.simulate(cfg).summary["miss_ratio"], size
 
 
+def test_sizes_below_the_largest_object_are_flagged(
+    cli: Callable[..., Ran], tmp_path: Path
+) -> None:
+    """Below the largest object the one-pass curve counts it in the stack
+    while an LRU tier refuses it (here 0.6 against 0.2): the frame says
+    how large that object is and the command line adds a note."""
+    trace = tmp_path / "big.csv"
+    trace.write_text(
+        "".join(f"{i},{k},{s}\n" for i, (k, s) in enumerate([(1, 100), (2, 70000)] * 5))
+    )
+    exact = tierlab.mrc(trace, format="csv", sizes=["64KiB", "1MiB"])
+    assert exact.attrs["largest_object"] == 70000
+    assert exact["miss_ratio"].tolist() == [1.0, 0.2]
+    lru = tierlab.mrc(trace, format="csv", sizes=["64KiB", "1MiB"], policy="lru")
+    assert lru.attrs["largest_object"] == 0
+    assert lru["miss_ratio"].tolist() == [0.6, 0.2]
+    out = tmp_path / "c.csv"
+    r = cli("mrc", trace, "--format", "csv", "--sizes", "64KiB", "-o", out, "--no-plot")
+    assert r.code == 0, r.err
+    assert r.err.startswith("note: below 70,000 B (the largest object)"), r.err
+    r = cli("mrc", trace, "--format", "csv", "--sizes", "1MiB", "-o", out, "--no-plot")
+    assert r.code == 0 and r.err == "", r.err
+
+
 @pytest.mark.parametrize("policy", ["fifo", "clock"])
 def test_sizes_simulation_equals_simulate(zipf_trace: Path, policy: str) -> None:
     df = tierlab.mrc(zipf_trace, unit_size=True, policy=policy, sizes=[5, "10%", 700])

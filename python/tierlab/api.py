@@ -301,7 +301,11 @@ def mrc(
     -------
     pandas.DataFrame
         Columns ``size`` (increasing) and ``miss_ratio`` (misses over reads
-        and writes; deletes are not requests).
+        and writes; deletes are not requests). ``attrs["largest_object"]``
+        is the largest object in the LRU stack (bytes, or 1 with
+        ``unit_size``; 0 for a simulated curve): at sizes below it the
+        one-pass curve counts an object that an LRU tier of that size
+        refuses, and can read higher than the tier's (docs/mrc.md).
 
     Examples
     --------
@@ -313,7 +317,7 @@ def mrc(
     """
     import pandas as pd
 
-    xs, ys = mrc_points(
+    xs, ys, largest = mrc_points(
         trace_or_config,
         format=format,
         unit_size=unit_size,
@@ -324,7 +328,9 @@ def mrc(
         config=config,
         progress=progress,
     )
-    return pd.DataFrame({"size": pd.Series(xs, dtype="uint64"), "miss_ratio": ys})
+    df = pd.DataFrame({"size": pd.Series(xs, dtype="uint64"), "miss_ratio": ys})
+    df.attrs["largest_object"] = largest
+    return df
 
 
 def mrc_points(
@@ -338,9 +344,11 @@ def mrc_points(
     shards_size: int | None = None,
     config: ConfigLike | None = None,
     progress: Progress | None = None,
-) -> tuple[list[int], list[float]]:
-    """:func:`mrc` as two lists (sizes, miss ratios), without pandas: the
-    command line writes its CSV from these, and skips pandas' import time."""
+) -> tuple[list[int], list[float], int]:
+    """:func:`mrc` as two lists (sizes, miss ratios) and the largest object
+    in the stack (0 for a simulated curve; ``attrs["largest_object"]`` of
+    :func:`mrc`'s frame), without pandas: the command line writes its CSV
+    from these, and skips pandas' import time."""
     if shards is not None and shards_size is not None:
         raise ConfigError("mrc: give shards (a rate) or shards_size (a key count), not both")
     simulate = policy is not None or config is not None
@@ -360,5 +368,5 @@ def mrc_points(
         pol = dict(policy) if isinstance(policy, Mapping) else policy
         cfg["tier"] = [{"tech": "DRAM-DDR3", "capacity": 1, "policy": pol}]
     size_list = None if sizes is None else [str(s) for s in sizes]
-    xs, ys = _core.mrc(to_json(cfg), size_list, shards, shards_size, simulate, progress)
-    return list(xs), list(ys)
+    xs, ys, largest = _core.mrc(to_json(cfg), size_list, shards, shards_size, simulate, progress)
+    return list(xs), list(ys), largest

@@ -547,7 +547,7 @@ def cmd_mrc(a: argparse.Namespace) -> int:
     if not a.no_plot:
         warm.start()
     with _progress(not a.no_progress, "computing the curve") as cb:
-        xs, ys = mrc_points(
+        xs, ys, largest = mrc_points(
             a.input,
             format=a.format,
             unit_size=a.unit_size,
@@ -566,6 +566,14 @@ def cmd_mrc(a: argparse.Namespace) -> int:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["size", "miss_ratio"])
         w.writerows(zip(xs, ys, strict=True))
+    # (Size 0, where every curve starts, holds nothing: no note for it.)
+    if any(0 < x < largest for x in xs):
+        print(
+            f"note: below {largest:,} B (the largest object) the curve counts that object "
+            "in the stack, though an LRU tier that small refuses it; "
+            "--policy lru simulates those sizes exactly",
+            file=sys.stderr,
+        )
     if a.no_plot:
         print(f"wrote {len(xs):,} points to {out}")
         return 0

@@ -72,6 +72,9 @@ pub struct Stack {
     now: usize,
     /// Scratch for renumbering.
     rank: Vec<u32>,
+    /// The largest weight that entered the stack: below it, the curve counts
+    /// an object an LRU tier of that size would refuse (module docs).
+    largest: u32,
 }
 
 impl Default for Stack {
@@ -89,6 +92,7 @@ impl Stack {
             total: 0,
             now: 0,
             rank: Vec::new(),
+            largest: 0,
         }
     }
 
@@ -266,6 +270,7 @@ impl Stack {
         self.leaves[now] = w;
         self.total += w as u64;
         self.now += 1;
+        self.largest = self.largest.max(w);
         d
     }
 
@@ -485,16 +490,22 @@ pub struct Mrc {
     pub requests: u64,
     /// Requests that went into the curve (all, or those sampled).
     pub sampled: u64,
+    /// The largest object (bytes; 1 with unit sizes) in the stack the curve
+    /// comes from, 0 for a simulated curve. At sizes below it the one-pass
+    /// curve counts that object in the stack, though an LRU tier of that
+    /// size refuses it: there it can read higher than the tier's.
+    pub largest: u64,
 }
 
 impl Mrc {
-    fn new(points: Vec<(u64, f64)>, requests: u64, sampled: u64) -> Self {
+    fn new(points: Vec<(u64, f64)>, requests: u64, sampled: u64, largest: u64) -> Self {
         let (sizes, miss_ratios) = points.into_iter().unzip();
         Mrc {
             sizes,
             miss_ratios,
             requests,
             sampled,
+            largest,
         }
     }
 
@@ -566,7 +577,12 @@ pub fn exact(
         }
     }
     empty_check(n, &*src)?;
-    Ok(Mrc::new(hist.curve(counted as f64), n, counted))
+    Ok(Mrc::new(
+        hist.curve(counted as f64),
+        n,
+        counted,
+        stack.largest as u64,
+    ))
 }
 
 fn empty_check(n: u64, src: &dyn crate::trace::TraceSource) -> Result<(), TraceError> {
@@ -718,7 +734,7 @@ impl Shards {
             .into_iter()
             .map(|(s, m)| (s, m.clamp(0.0, 1.0)))
             .collect();
-        Mrc::new(curve, requests, self.sampled)
+        Mrc::new(curve, requests, self.sampled, self.stack.largest as u64)
     }
 }
 
@@ -1027,7 +1043,7 @@ pub fn simulate_sizes(
             (s, crate::stats::ratio(t.misses, t.reads + t.writes))
         })
         .collect();
-    Ok(Mrc::new(points, n, n))
+    Ok(Mrc::new(points, n, n, 0))
 }
 
 #[cfg(test)]

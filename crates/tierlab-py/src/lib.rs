@@ -197,7 +197,8 @@ fn workload_source(config_json: &str) -> PyResult<tierlab_core::config::Source> 
 /// mrc(config_json, sizes=None, shards_rate=None, shards_size=None, simulate=False,
 ///     progress=None) -> (list[int], list[float])
 ///
-/// A miss-ratio curve of the config's workload as (sizes, miss ratios).
+/// A miss-ratio curve of the config's workload as (sizes, miss ratios, the
+/// largest object in the stack: 0 for a simulated curve).
 /// `simulate`: run the config's hierarchy at each of `sizes` (required);
 /// else exact LRU by stack distances, or SHARDS with a rate or a number of
 /// sampled keys, evaluated at `sizes` when given. Sizes are strings as
@@ -212,7 +213,7 @@ fn mrc(
     shards_size: Option<usize>,
     simulate: bool,
     progress: Option<Bound<'_, PyAny>>,
-) -> PyResult<(Vec<u64>, Vec<f64>)> {
+) -> PyResult<(Vec<u64>, Vec<f64>, u64)> {
     use tierlab_core::mrc::{self, MrcOptions, Sampling};
     let conf = |e: tierlab_core::config::ConfigError| to_py(e.into());
     let sizes = sizes
@@ -242,7 +243,7 @@ fn mrc(
         })
     };
     let m = rep.finish(r)?;
-    Ok((m.sizes, m.miss_ratios))
+    Ok((m.sizes, m.miss_ratios, m.largest))
 }
 
 #[pymodule]

@@ -189,9 +189,11 @@ fn exact_curve_equals_simulated_lru_in_bytes() {
     let path = dir.path().join("t.csv");
     let mut rng = Rng(7);
     let mut text = String::new();
+    let mut largest = 0;
     for i in 0..40_000u64 {
         let k = rng.below(40).min(rng.below(800));
         let size = 100 + (k * 7919) % 4000;
+        largest = largest.max(size);
         text += &format!("{i},{k},{size}\n");
     }
     std::fs::write(&path, text).unwrap();
@@ -201,7 +203,7 @@ fn exact_curve_equals_simulated_lru_in_bytes() {
     ))
     .unwrap();
     let source = cfg.workload.as_ref().unwrap().source().unwrap();
-    // At least the largest object (4099 bytes), where the definition is exact.
+    // At least the largest object (at most 4099 bytes), where the definition is exact.
     let sizes = vec![4100, 10_000, 123_457, 400_000, 1_000_000, 2_000_000];
     let opts = MrcOptions {
         unit_size: false,
@@ -211,6 +213,15 @@ fn exact_curve_equals_simulated_lru_in_bytes() {
     for (i, &c) in sizes.iter().enumerate() {
         assert_eq!(at.miss_ratios[i], simulated(&cfg, c), "capacity {c}");
     }
+    // The curve says from which size on it is exact.
+    assert_eq!(at.largest, largest);
+    let sampled = shards(&source, Sampling::Rate(1.0), &opts, |_| true).unwrap();
+    assert_eq!(sampled.largest, largest);
+    let unit = MrcOptions {
+        unit_size: true,
+        sizes: None,
+    };
+    assert_eq!(exact(&source, &unit, |_| true).unwrap().largest, 1);
 }
 
 #[test]
