@@ -689,3 +689,20 @@ def test_trace_tool_config_error_has_no_json_locator(
     line = assert_bad(r, "workload.seed", "-1")
     assert "column" not in line, line
     assert not (tmp_path / "g.bin").exists()
+
+
+@pytest.mark.parametrize("text", ["", "time,key,size,op\n"], ids=["empty", "header only"])
+@pytest.mark.parametrize("words", [["trace", "stats"], ["trace", "convert"]])
+def test_trace_tools_refuse_an_empty_csv(
+    tierlab_cmd: Callable[..., Ran], tmp_path: Path, text: str, words: list[str]
+) -> None:
+    """Regression: stats reported 0 requests and convert wrote an empty
+    oracleGeneral file (which tierlab then refused to read); an empty
+    oracleGeneral file was already an error, as is a run over either."""
+    p = tmp_path / "e.csv"
+    p.write_text(text)
+    args: list[object] = [*words, p]
+    if words[-1] == "convert":
+        args.append(tmp_path / "out.bin")
+    assert_bad(tierlab_cmd(*args), "e.csv", "no requests")
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["e.csv"]

@@ -126,6 +126,15 @@ def test_capture_bad_input(tmp_path: Path, args: list[str], message: str) -> Non
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_log_over_a_fifo_is_refused(tmp_path: Path) -> None:
+    fifo = tmp_path / "t.strace"
+    os.mkfifo(fifo)
+    r = tierlab_cli("capture", "files", "-o", fifo, "--", "true")
+    assert r.returncode == 2, r
+    assert r.stderr.startswith(f"error: {fifo}: not a regular file"), r.stderr
+    assert not fifo.is_file() and fifo.exists()
+
+
 def test_capture_keeps_an_existing_output_until_it_succeeds(tmp_path: Path) -> None:
     """The tracer logs into a new file, renamed over OUT at the end: a
     failed capture leaves OUT as it was, a finished one keeps its mode."""

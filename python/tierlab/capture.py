@@ -67,6 +67,10 @@ def _capture(
         # could only say that it logged nothing.
         raise TierlabError(f"{cmd[0]}: no such program")
     keep = out.name.endswith(f".{fmt}")
+    if keep and out.exists() and not out.is_file():
+        # The log is read back once the program ends, and renamed over OUT:
+        # neither works with a FIFO or a device.
+        raise TierlabError(f"{out}: not a regular file; the tracer's log is kept as a file")
     # The tracer logs into a new file (beside OUT when the log is kept, to
     # be renamed over it): a capture that fails leaves OUT as it was.
     raw = _new_file(out.parent if keep else Path(tempfile.gettempdir()), out.name, fmt)

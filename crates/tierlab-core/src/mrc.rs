@@ -576,22 +576,13 @@ pub fn exact(
             return Err(TraceError::Interrupted);
         }
     }
-    empty_check(n, &*src)?;
+    crate::trace::empty_check(n, &*src)?;
     Ok(Mrc::new(
         hist.curve(counted as f64),
         n,
         counted,
         stack.largest as u64,
     ))
-}
-
-fn empty_check(n: u64, src: &dyn crate::trace::TraceSource) -> Result<(), TraceError> {
-    if n == 0 {
-        return Err(TraceError::Empty {
-            path: src.describe().into(),
-        });
-    }
-    Ok(())
 }
 
 /// SHARDS sampling: a fixed rate, or a fixed number of sampled keys.
@@ -917,7 +908,7 @@ pub fn shards(
                 return Err(TraceError::Interrupted.into());
             }
         }
-        empty_check(n, &*src)?;
+        crate::trace::empty_check(n, &*src)?;
     }
     Ok(s.finish(n, counted))
 }
@@ -1034,7 +1025,7 @@ pub fn simulate_sizes(
             return Err(TraceError::Interrupted.into());
         }
     }
-    empty_check(n, &*src)?;
+    crate::trace::empty_check(n, &*src)?;
     let points = abs
         .iter()
         .zip(&sims)

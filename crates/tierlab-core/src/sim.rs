@@ -122,6 +122,7 @@ pub fn trace_stats(
             return Err(TraceError::Interrupted);
         }
     }
+    crate::trace::empty_check(s.requests, &*src)?;
     s.skipped = src.skipped();
     Ok(s.finish(&seen))
 }
@@ -164,6 +165,7 @@ pub fn convert_to_oracle(
             return Err(TraceError::Interrupted);
         }
     }
+    crate::trace::empty_check(s.requests, &*src)?;
     w.finish()?;
     s.skipped = src.skipped();
     Ok(s.finish(&seen))
@@ -207,6 +209,7 @@ pub fn write_csv(
             return Err(TraceError::Interrupted);
         }
     }
+    crate::trace::empty_check(s.requests, &*src)?;
     out.commit()?;
     Ok(s.finish(&seen))
 }

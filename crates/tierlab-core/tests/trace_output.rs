@@ -135,3 +135,17 @@ fn a_missing_directory_is_named_with_the_output() {
     let e = OutputFile::create(&out, None).err().unwrap();
     assert!(e.to_string().starts_with(&out.display().to_string()), "{e}");
 }
+
+#[test]
+fn a_device_is_written_directly_not_replaced() {
+    // Renaming a file over /dev/null would replace the device.
+    let dev = Path::new("/dev/null");
+    let before = std::fs::metadata(dev).unwrap();
+    let mut f = OutputFile::create(dev, None).unwrap();
+    f.writer().write_all(b"into the void").unwrap();
+    f.commit().unwrap();
+    let after = std::fs::metadata(dev).unwrap();
+    assert!(!after.is_file(), "/dev/null became a regular file");
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!((after.ino(), after.rdev()), (before.ino(), before.rdev()));
+}

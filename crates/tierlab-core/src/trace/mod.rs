@@ -53,6 +53,17 @@ impl TraceError {
     }
 }
 
+/// A source that gave no requests at all is an error (every command says
+/// so alike, rather than reporting on, or writing, an empty trace).
+pub fn empty_check(n: u64, src: &dyn TraceSource) -> Result<(), TraceError> {
+    if n == 0 {
+        return Err(TraceError::Empty {
+            path: src.describe().into(),
+        });
+    }
+    Ok(())
+}
+
 /// Opens a trace file for reading; a directory is refused by name (opening
 /// one succeeds on Linux and would fail later with a misleading message).
 pub fn open_file(path: &Path) -> Result<std::fs::File, TraceError> {

@@ -7,7 +7,9 @@
 //! was, and no partial file behind. An output that is the input itself is
 //! refused before anything is written: writing it in place would truncate
 //! the trace being read (`tierlab trace convert a.csv a.csv` used to leave
-//! a.csv with a header and nothing else).
+//! a.csv with a header and nothing else). An output that exists and is not
+//! a regular file (`/dev/stdout`, `/dev/null`, a FIFO) is written directly:
+//! renaming a file over a device would replace the device.
 
 use super::TraceError;
 use std::fs::{File, OpenOptions};
@@ -20,8 +22,9 @@ use std::path::{Path, PathBuf};
 pub struct OutputFile {
     /// Where the trace goes (a symbolic link's target: the link stays).
     path: PathBuf,
-    /// The file written, renamed to `path` by `commit`.
-    tmp: PathBuf,
+    /// The file written, renamed to `path` by `commit` (None: `path` is
+    /// not a regular file and is written directly).
+    tmp: Option<PathBuf>,
     out: BufWriter<File>,
     committed: bool,
 }
@@ -53,6 +56,18 @@ impl OutputFile {
                 std::io::Error::other("is a directory; name a file to write"),
             ));
         }
+        if existing.as_ref().is_some_and(|m| !m.is_file()) {
+            let f = OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .map_err(|e| TraceError::io(&path, e))?;
+            return Ok(OutputFile {
+                path,
+                tmp: None,
+                out: BufWriter::with_capacity(1 << 20, f),
+                committed: false,
+            });
+        }
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
@@ -65,13 +80,13 @@ impl OutputFile {
         let (tmp, f) = create_new_beside(&dir, &name).map_err(|e| TraceError::io(&path, e))?;
         let file = OutputFile {
             path,
-            tmp,
+            tmp: Some(tmp.clone()),
             out: BufWriter::with_capacity(1 << 20, f),
             committed: false,
         };
         // A file rewritten in place would have kept its permissions.
         if let Some(m) = existing {
-            std::fs::set_permissions(&file.tmp, m.permissions()).map_err(|e| file.err(e))?;
+            std::fs::set_permissions(&tmp, m.permissions()).map_err(|e| file.err(e))?;
         }
         Ok(file)
     }
@@ -94,7 +109,9 @@ impl OutputFile {
     /// Flushes the trace and puts it in place of the output.
     pub fn commit(mut self) -> Result<(), TraceError> {
         self.out.flush().map_err(|e| self.err(e))?;
-        std::fs::rename(&self.tmp, &self.path).map_err(|e| self.err(e))?;
+        if let Some(tmp) = &self.tmp {
+            std::fs::rename(tmp, &self.path).map_err(|e| self.err(e))?;
+        }
         self.committed = true;
         Ok(())
     }
@@ -102,9 +119,9 @@ impl OutputFile {
 
 impl Drop for OutputFile {
     fn drop(&mut self) {
-        if !self.committed {
+        if let (false, Some(tmp)) = (self.committed, &self.tmp) {
             // Best effort: the error that dropped it is the one to report.
-            let _ = std::fs::remove_file(&self.tmp);
+            let _ = std::fs::remove_file(tmp);
         }
     }
 }
