@@ -409,6 +409,22 @@ def case_binary_read_as_strace(tmp: Path) -> Bad:
     )
 
 
+def case_csv_two_roles_on_one_column(tmp: Path) -> Bad:
+    # Regression: every line failed with "3 field(s), but column 3 (op) is
+    # needed" although the line has column 3: the parser reads a column once.
+    p = tmp / "t.csv"
+    p.write_text("1,2,read\n")
+    cfg = tmp / "c.toml"
+    text = f'[workload]\ntype = "trace"\npath = "{p}"\ncsv = {{ op = 3 }}\n' + GOOD_TIER
+    cfg.write_text(text)
+    return Bad(
+        ["run", cfg],
+        lambda: tierlab.simulate(cfg),
+        ["workload.csv.op", "column 3 is also the size column"],
+        tierlab.ConfigError,
+    )
+
+
 CASES = {
     name.removeprefix("case_"): fn
     for name, fn in sorted(globals().items())

@@ -62,6 +62,26 @@ impl CsvOptions {
                 format!("{:?} is not one ASCII character", self.delimiter),
             ));
         }
+        // One role per column: the parser reads each column once (two roles
+        // on one column failed every line with "column N is needed").
+        let cols = [
+            ("time", self.time),
+            ("key", self.key),
+            ("size", self.size),
+            ("op", self.op),
+        ];
+        for (i, &(name, col)) in cols.iter().enumerate() {
+            if let Some(&(other, _)) = cols[..i].iter().find(|c| col != 0 && c.1 == col) {
+                return Err((
+                    name,
+                    format!(
+                        "column {col} is also the {other} column; give each a column of its own \
+                         (0 for none: time = line number, size = default_size{})",
+                        if name == "op" { ", op = read" } else { "" }
+                    ),
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -313,6 +333,24 @@ mod tests {
             all.extend_from_slice(&buf);
         }
         Ok(all)
+    }
+
+    #[test]
+    fn two_roles_on_one_column_are_refused() {
+        let both = |time, size, op| CsvOptions {
+            time,
+            size,
+            op,
+            ..Default::default()
+        };
+        let (field, msg) = both(2, 3, 0).validate().unwrap_err();
+        assert_eq!(field, "key");
+        assert!(msg.starts_with("column 2 is also the time column"), "{msg}");
+        let (field, msg) = both(1, 3, 3).validate().unwrap_err();
+        assert_eq!(field, "op");
+        assert!(msg.contains("also the size column"), "{msg}");
+        assert!(both(0, 0, 3).validate().is_ok());
+        assert!(both(1, 3, 4).validate().is_ok());
     }
 
     #[test]
