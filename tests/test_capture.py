@@ -110,6 +110,13 @@ def test_cli_capture_to_oracle_notes_lost_ops(tmp_path: Path) -> None:
         (["capture", "memory", "-o", "nope/x.bin", "--", "true"], "no such directory"),
         # Regression: found only after the program ran.
         (["capture", "files", "-o", "DIR", "--", "true"], "is a directory"),
+        # Regression: found when the log was read, after the program ran,
+        # and named workload.page_size rather than the option.
+        (
+            ["capture", "files", "-o", "x.strace", "--page-size", "3000", "--", "true"],
+            "--page-size",
+        ),
+        (["capture", "memory", "-o", "x.lackey", "--unit", "0", "--", "true"], "--unit: 0"),
     ],
 )
 def test_capture_bad_input(tmp_path: Path, args: list[str], message: str) -> None:

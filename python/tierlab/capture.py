@@ -22,7 +22,7 @@ from typing import Any
 
 from tierlab import _core
 from tierlab.api import output_problem, trace_convert, trace_stats
-from tierlab.errors import TierlabError, TraceError
+from tierlab.errors import ConfigError, TierlabError, TraceError
 
 
 @dataclass
@@ -126,6 +126,19 @@ def _new_file(folder: Path, name: str, fmt: str) -> Path:
 FMT_KIND = {"strace": "files", "lackey": "memory"}
 
 
+def check_unit(value: object, label: str) -> None:
+    """Refuses a request size the reader would refuse, before the program
+    runs (it may run for minutes) rather than when its log is read.
+    ``label`` names it as the caller wrote it (``page_size``, ``--unit``)."""
+    if not (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and 1 <= value <= 1 << 30
+        and value & (value - 1) == 0
+    ):
+        raise ConfigError(f"{label}: {value} is out of range; a power of two from 1 B to 1 GiB")
+
+
 def capture_files(
     cmd: Sequence[str], out: str | os.PathLike[str], *, page_size: int = 4096
 ) -> Capture:
@@ -143,6 +156,7 @@ def capture_files(
     >>> c.exit_code, c.stats["reads"] >= 3, c.stats["writes"] >= 3
     (0, True, True)
     """
+    check_unit(page_size, "page_size")
     strace = _tool("strace")
     syscalls = f"trace={_core.STRACE_SYSCALLS}"
 
@@ -162,6 +176,7 @@ def capture_memory(
     """Runs ``cmd`` under ``valgrind --tool=lackey --trace-mem=yes`` and
     records its loads, stores and modifies as requests of ``unit`` bytes
     (4096 for pages, 64 for cache lines), keyed by address / unit."""
+    check_unit(unit, "unit")
     valgrind = _tool("valgrind")
 
     def tracer(log: Path) -> list[str]:

@@ -500,12 +500,14 @@ def cmd_trace(a: argparse.Namespace) -> int:
 
 
 def cmd_capture(a: argparse.Namespace) -> int:
-    from tierlab.capture import capture_files, capture_memory
+    from tierlab.capture import capture_files, capture_memory, check_unit
 
     cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
     if a.capture_command == "files":
+        check_unit(a.page_size, "--page-size")
         c = capture_files(cmd, a.output, page_size=a.page_size)
     else:
+        check_unit(a.unit, "--unit")
         c = capture_memory(cmd, a.output, unit=a.unit, instructions=a.instructions)
     s = c.stats
     print(
