@@ -486,7 +486,9 @@ def cmd_trace(a: argparse.Namespace) -> int:
 
             print_stats(a.input, s)
         return 0
-    with _progress(True, "converting (2 passes)") as cb:
+    # oracleGeneral needs next-access times: a first pass over the input.
+    passes = "2 passes" if output_format(a.output, a.to) == "oracle" else "1 pass"
+    with _progress(True, f"converting ({passes})") as cb:
         s = trace_convert(a.input, a.output, a.format, to=a.to, skip_bad=a.skip_bad, progress=cb)
     _note_skipped(s["skipped"])
     print(f"wrote {s['requests']:,} requests ({s['unique_keys']:,} keys) to {a.output}")
