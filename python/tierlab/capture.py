@@ -92,8 +92,10 @@ def _capture(
             if keep:
                 _put(raw, out)
             kept = True
+            hint = f"the tracer's log is kept at {log}"
+            if str(raw) in str(e):  # the log did not read (not OUT that failed)
+                hint += "; --skip-bad reads past bad lines"
             msg = str(e).replace(str(raw), str(log))
-            hint = f"the tracer's log is kept at {log}; --skip-bad reads past bad lines"
             raise TraceError(f"{msg}\nhint: {hint}") from None
         if keep:
             _put(raw, out)
