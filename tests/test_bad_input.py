@@ -507,6 +507,11 @@ def test_bench_repeat_zero(tierlab_cmd: Callable[..., Ran], tmp_path: Path) -> N
     assert_bad(tierlab_cmd("bench", t, "--repeat", "0"), "--repeat")
 
 
+def test_bench_no_policy(tierlab_cmd: Callable[..., Ran], tmp_path: Path) -> None:
+    """Regression: `--policies ""` timed nothing and printed an empty table."""
+    assert_bad(tierlab_cmd("bench", _trace(tmp_path), "--policies", " , "), "--policies")
+
+
 def test_bench_unknown_policy(tierlab_cmd: Callable[..., Ran], tmp_path: Path) -> None:
     t = _trace(tmp_path)
     r = tierlab_cmd("bench", t, "--policies", "lru,nope", "--capacity", "2", "--repeat", "1")

@@ -641,6 +641,8 @@ def cmd_bench(a: argparse.Namespace) -> int:
     if a.repeat < 1:
         return _err(f"--repeat {a.repeat}: must be at least 1")
     policies = [p.strip() for p in a.policies.split(",") if p.strip()]
+    if not policies:
+        return _err(f"--policies {a.policies!r}: name at least one policy, e.g. lru,fifo,clock")
     rows = run_bench(a.trace, policies, a.capacity, a.tiers, a.repeat)
     if a.json:
         print(json.dumps(rows))
