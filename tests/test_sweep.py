@@ -378,6 +378,9 @@ def test_ctrl_c_stops_a_sweep_and_keeps_what_finished(tmp_path: Path) -> None:
     assert p.returncode == 130, err
     assert err.strip().splitlines()[-1] == "interrupted"
     assert "Traceback" not in err
+    # Fails if no point was stored before Ctrl-C or if all ten ran despite it;
+    # how many finished in between depends on timing, so a range is the
+    # strictest assertion that holds.
     assert 1 <= len(_rows(store)) < 10
 
 

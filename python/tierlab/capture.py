@@ -22,6 +22,7 @@ from typing import Any
 
 from tierlab import _core
 from tierlab.api import output_problem, trace_convert, trace_stats
+from tierlab.config import to_json
 from tierlab.errors import ConfigError, TierlabError, TraceError
 
 
@@ -128,17 +129,15 @@ def _new_file(folder: Path, name: str, fmt: str) -> Path:
 FMT_KIND = {"strace": "files", "lackey": "memory"}
 
 
-def check_unit(value: object, label: str) -> None:
-    """Refuses a request size the reader would refuse, before the program
-    runs (it may run for minutes) rather than when its log is read.
-    ``label`` names it as the caller wrote it (``page_size``, ``--unit``)."""
-    if not (
-        isinstance(value, int)
-        and not isinstance(value, bool)
-        and 1 <= value <= 1 << 30
-        and value & (value - 1) == 0
-    ):
-        raise ConfigError(f"{label}: {value} is out of range; a power of two from 1 B to 1 GiB")
+def check_unit(value: object, label: str, fmt: str) -> None:
+    """Refuses a request size the engine's ``fmt`` reader would refuse,
+    before the program runs (it may run for minutes) rather than when its
+    log is read. ``label`` names it as the caller wrote it (``page_size``,
+    ``--unit``); the rule is the engine's (``workload.page_size``)."""
+    w = {"type": "trace", "path": "-", "format": fmt, "page_size": value}
+    err = _core.workload_error(to_json({"workload": w}))
+    if err:
+        raise ConfigError(f"{label}: {err[1]}")
 
 
 def capture_files(
@@ -158,7 +157,7 @@ def capture_files(
     >>> c.exit_code, c.stats["reads"] >= 3, c.stats["writes"] >= 3
     (0, True, True)
     """
-    check_unit(page_size, "page_size")
+    check_unit(page_size, "page_size", "strace")
     strace = _tool("strace")
     syscalls = f"trace={_core.STRACE_SYSCALLS}"
 
@@ -178,7 +177,7 @@ def capture_memory(
     """Runs ``cmd`` under ``valgrind --tool=lackey --trace-mem=yes`` and
     records its loads, stores and modifies as requests of ``unit`` bytes
     (4096 for pages, 64 for cache lines), keyed by address / unit."""
-    check_unit(unit, "unit")
+    check_unit(unit, "unit", "lackey")
     valgrind = _tool("valgrind")
 
     def tracer(log: Path) -> list[str]:

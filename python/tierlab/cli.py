@@ -506,10 +506,10 @@ def cmd_capture(a: argparse.Namespace) -> int:
 
     cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
     if a.capture_command == "files":
-        check_unit(a.page_size, "--page-size")
+        check_unit(a.page_size, "--page-size", "strace")
         c = capture_files(cmd, a.output, page_size=a.page_size)
     else:
-        check_unit(a.unit, "--unit")
+        check_unit(a.unit, "--unit", "lackey")
         c = capture_memory(cmd, a.output, unit=a.unit, instructions=a.instructions)
     s = c.stats
     print(

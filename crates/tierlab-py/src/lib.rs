@@ -90,6 +90,17 @@ fn config_schema_error(config_json: &str) -> Option<(String, String)> {
         .map(|e| (e.path, e.msg))
 }
 
+/// workload_error(config_json) -> tuple[str, str] | None
+///
+/// The key path and message of the first error of the config's
+/// `[workload]` (schema and ranges; no file is opened), or None.
+#[pyfunction]
+fn workload_error(config_json: &str) -> Option<(String, String)> {
+    tierlab_core::config::workload_only_from_json(config_json)
+        .err()
+        .map(|e| (e.path, e.msg))
+}
+
 /// techs() -> str: the built-in technology catalog as a JSON list.
 #[pyfunction]
 fn techs() -> String {
@@ -256,6 +267,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(techs, m)?)?;
     m.add_function(wrap_pyfunction!(config_schema_error, m)?)?;
+    m.add_function(wrap_pyfunction!(workload_error, m)?)?;
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(mrc, m)?)?;
