@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import tierlab
+import tierlab.report
 from conftest import Ran
 from test_bad_input import assert_bad
 from tierlab.report import write_report
@@ -134,3 +135,125 @@ def test_cli_report_into_a_file(
     f.write_text("mine")
     assert_bad(cli("report", stores["generic"], "-o", f), str(f), "is a file", "folder")
     assert f.read_text() == "mine"
+
+
+# --------------------------------------------------------------------------
+# The README's flagship sweep (defect 7) and the HTML page's niceties
+# --------------------------------------------------------------------------
+
+
+def cells(page: str) -> list[str]:
+    import re
+
+    return re.findall(r"<td>(.*?)</td>", page, flags=re.S)
+
+
+@pytest.fixture(scope="module")
+def flagship(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, tierlab.report.Report]:
+    """examples/sweep-slowdown.toml as the README runs it, and its report."""
+    from conftest import REPO
+
+    d = tmp_path_factory.mktemp("flagship")
+    store = d / "slowdown.sqlite"
+    tierlab.sweep(REPO / "examples" / "sweep-slowdown.toml", store=store, workers=1)
+    return store, write_report(store, d / "report")
+
+
+def test_flagship_sweep_report_draws_the_equivalent_capacity_table(
+    flagship: tuple[Path, tierlab.report.Report],
+) -> None:
+    """Regression: the report promised S1 Table II and drew none (the example
+    kept no capacity metric), and its five slowdown lines overlapped (286.1 vs
+    285.9 req/s behind a disk)."""
+    _, r = flagship
+    (sec,) = r.sections
+    tables = dict(sec.tables)
+    summ = tables["Equivalent capacity ratio per slowdown (mean, min, max)"]
+    assert list(summ["slowdown"]) == [2, 3, 4, 5]
+    # Sane ratios: above 1 (a slower medium needs more of it) and growing with
+    # the slowdown, as in S1 Table II.
+    assert (summ["n"] >= 4).all(), summ
+    means = list(summ["mean"])
+    assert all(1.0 < m < 3.0 for m in means), means
+    assert means == sorted(means), means
+    per_size = tables["Equivalent capacity at each swept capacity"]
+    assert "capacity (MiB)" in per_size.columns and "equivalent (MiB)" in per_size.columns
+    assert sorted(set(per_size["capacity (MiB)"])) == [32, 64, 96, 128, 160, 192, 224, 256]
+    page = r.html.read_text(encoding="utf-8")
+    assert "Equivalent capacity ratio per slowdown" in page
+
+
+def test_flagship_sweep_lines_are_apart_and_sizes_in_mib(
+    flagship: tuple[Path, tierlab.report.Report],
+) -> None:
+    store, r = flagship
+    df = tierlab.load(store)
+    top = df[df["tier[0].capacity"] == df["tier[0].capacity"].max()]
+    tp = top.set_index("tier[0].slowdown")["throughput_rps"]
+    # Slowdown 5 loses at least a tenth of slowdown 1's throughput: an effect
+    # the plot shows, not two lines drawn over each other.
+    assert tp[5] < 0.9 * tp[1], tp
+    ax = r.sections[0].figures[0].figure.axes[0]
+    assert ax.get_xlabel() == "tier 0 capacity (MiB)"
+    assert ax.get_xlim()[1] < 1000  # MiB, not bytes with a 1e8 offset
+    assert ax.xaxis.get_offset_text().get_text() == ""
+
+
+def test_slowdown_sweep_without_capacity_metric_says_what_the_table_needs(
+    tmp_path: Path,
+) -> None:
+    """Regression: the section promised the S1 Table II table it could not
+    compute (no capacity in bytes among the kept metrics)."""
+    text = SLOWDOWN.replace(', "tiers.0.capacity"]', "]").replace("tiny-s1", "no-cap")
+    store = tmp_path / "s.sqlite"
+    tierlab.sweep(text, store=store, workers=1)
+    r = write_report(store, tmp_path / "rep")
+    (sec,) = r.sections
+    assert sec.tables == []
+    assert "add 'tiers.0.capacity' to the experiment's metrics" in sec.text
+    assert "The tables give" not in sec.text
+
+
+def test_html_has_no_none_or_nan_cells(flagship: tuple[Path, tierlab.report.Report]) -> None:
+    """Regression: the error column of ok points showed "None"; undefined
+    ratios showed "nan"."""
+    page = flagship[1].html.read_text(encoding="utf-8")
+    found = [c for c in cells(page) if c.strip().lower() in ("none", "nan", "<na>", "nat")]
+    assert not found
+
+
+def test_html_one_number_format_per_column(flagship: tuple[Path, tierlab.report.Report]) -> None:
+    """Regression: a column mixed 4-significant-digit, scientific and
+    comma-grouped numbers (286,088.1 beside 2.861e+05)."""
+    import re
+
+    page = flagship[1].html.read_text(encoding="utf-8")
+    for table in re.findall(r"<table.*?</table>", page, flags=re.S):
+        rows = [cells(tr) for tr in re.findall(r"<tr.*?</tr>", table, flags=re.S)]
+        rows = [r for r in rows if r]
+        assert rows
+        for col in zip(*rows, strict=True):
+            assert not any("e+" in v or "e-" in v for v in col), col
+            nums = [v for v in col if re.fullmatch(r"-?[\d,]+(\.\d+)?", v)]
+            decimals = {len(v.split(".")[1]) if "." in v else 0 for v in nums}
+            assert len(decimals) <= 1, (decimals, nums[:5])
+
+
+def test_html_captions_describe_each_figure(flagship: tuple[Path, tierlab.report.Report]) -> None:
+    import re
+
+    page = flagship[1].html.read_text(encoding="utf-8")
+    caps = re.findall(r"<figcaption>(.*?)</figcaption>", page, flags=re.S)
+    assert caps
+    for c in caps:
+        assert "against" in c and "40 runs" in c, c
+
+
+def test_html_says_1_point(tmp_path: Path) -> None:
+    """Regression: "1 points ok"."""
+    text = GENERIC.replace("values = [0.6, 1.0]", "values = [0.6]").replace("tiny-generic", "one")
+    store = tmp_path / "one.sqlite"
+    tierlab.sweep(text, store=store, workers=1)
+    page = write_report(store, tmp_path / "rep").html.read_text(encoding="utf-8")
+    assert "1 point ok" in page and "1 points" not in page
+    assert "(1 run)" in page

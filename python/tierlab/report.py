@@ -23,6 +23,7 @@ import base64
 import html
 import io
 import math
+import numbers
 import os
 import re
 from collections.abc import Sequence
@@ -45,13 +46,23 @@ MAX_TABLE_ROWS = 500
 
 
 @dataclass
+class Plot:
+    """A figure of a report: its file name stem, the figure, and a caption
+    that says what is plotted against what, from which runs."""
+
+    name: str
+    figure: Figure
+    caption: str
+
+
+@dataclass
 class Section:
     """A part of a report: a heading, a paragraph, tables and figures."""
 
     title: str
     text: str = ""
     tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
-    figures: list[tuple[str, Figure]] = field(default_factory=list)
+    figures: list[Plot] = field(default_factory=list)
 
 
 @dataclass
@@ -123,11 +134,28 @@ def _where(combo: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------
 
 
+def size_unit(largest: float) -> tuple[float, str]:
+    """The binary unit (divisor, name) in which ``largest`` bytes reads as a
+    number between 1 and 1024: axes and tables of sizes in human units.
+
+    >>> size_unit(268435456), size_unit(1.5 * 2**30), size_unit(500)
+    ((1048576, 'MiB'), (1073741824, 'GiB'), (1, 'B'))
+    """
+    for div, name in ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+        if largest >= div:
+            return div, name
+    return 1, "B"
+
+
 def capacity_slowdown_section(
     df: pd.DataFrame, slowdown: str, capacity: str, others: Sequence[str]
 ) -> Section:
     """Throughput against the tier's capacity, one line per slowdown, one plot
-    per combination of the other axes; the equivalent-capacity table."""
+    per combination of the other axes; the equivalent-capacity table.
+
+    Sizes are the runs' own ``tiers.i.capacity`` in bytes, shown in a binary
+    unit; without that metric the capacity axis is plotted as given, and the
+    section says the table needs it rather than promising it."""
     from tierlab.analysis import equivalent_capacity, ratio_summary
 
     tier = _SLOWDOWN.match(slowdown)
@@ -135,21 +163,35 @@ def capacity_slowdown_section(
     cap_metric = f"tiers.{idx}.capacity"
     d = df[df["status"] == "ok"].copy()
     metric = "throughput_rps" if "throughput_rps" in d.columns else _metrics(d)[0]
-    if cap_metric in d.columns:
-        d["_x"] = d[cap_metric].astype(float) / 2**20
-        xlabel = f"tier {idx} capacity (MiB)"
+    has_bytes = cap_metric in d.columns
+    div, unit = size_unit(float(d[cap_metric].max())) if has_bytes else (1, "")
+    if has_bytes:
+        d["_x"] = d[cap_metric].astype(float) / div
+        xlabel = f"tier {idx} capacity ({unit})"
     else:
         x = _numeric(d[capacity])
         d["_x"] = x if x is not None else d[capacity].astype(str)
-        xlabel = capacity
-    sec = Section(
-        "Throughput against capacity, one line per slowdown",
-        "As S1 Fig. 8: each line is one slowdown of the tier's medium; the mean over "
-        "repetitions. The table gives, for each slowdown, the capacity at which the "
-        "slow tier matches the throughput of slowdown 1 at each swept capacity "
-        "(linear interpolation between swept sizes; empty where the slow tier never "
-        "reaches it within the sweep), as a ratio to that capacity (S1 Table II).",
+        xlabel = f"{capacity} (as swept)"
+    table = has_bytes and bool((d[slowdown] == 1).any())
+    text = (
+        "As S1 Fig. 8: each line is one slowdown of the tier's medium; the mean over repetitions. "
     )
+    if table:
+        text += (
+            "The tables give, for each slowdown, the capacity at which the slow tier "
+            "matches the throughput of slowdown 1 at each swept capacity (linear "
+            "interpolation between swept sizes; empty where the slow tier never reaches "
+            "it within the sweep), and that capacity as a ratio to the slowdown-1 "
+            "capacity (S1 Table II)."
+        )
+    elif not has_bytes:
+        text += (
+            f"The equivalent-capacity table (S1 Table II) needs each run's capacity in "
+            f"bytes: add {cap_metric!r} to the experiment's metrics."
+        )
+    else:
+        text += "The equivalent-capacity table (S1 Table II) needs a slowdown of 1 to compare with."
+    sec = Section("Throughput against capacity, one line per slowdown", text)
     for combo, g in _combos(d, others):
         fig, (ax,) = _figure()
         m = g.groupby([slowdown, capacity], sort=False)[["_x", metric]].mean().reset_index()
@@ -157,20 +199,31 @@ def capacity_slowdown_section(
         for s, line in m.groupby(slowdown, sort=True):
             ax.plot(line["_x"], line[metric], marker="o", ms=3, label=f"slowdown {_label(s)}")
         ax.set_xlabel(xlabel)
-        ax.set_ylabel(metric)
+        ax.set_ylabel(_axis_label(metric))
+        if has_bytes:
+            ax.xaxis.set_major_formatter(_thousands())
         vals = m[metric][m[metric] > 0]
-        if len(vals) and vals.max() > 100 * vals.min():
+        log = bool(len(vals) and vals.max() > 100 * vals.min())
+        if log:
             # Throughput spans orders of magnitude once the tier holds the whole
             # footprint (no disk reads left): a linear axis would flatten the
             # sizes where the lines must be compared.
             ax.set_yscale("log")
-            ax.set_ylabel(f"{metric} (log scale)")
+            ax.set_ylabel(f"{_axis_label(metric)} (log scale)")
+        else:
+            ax.yaxis.set_major_formatter(_thousands())
         ax.set_title(_where(combo) or "all points", fontsize=10)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
         fig.tight_layout()
-        sec.figures.append((f"throughput-{_slug(_where(combo) or 'all')}", fig))
-    if cap_metric in d.columns and (d[slowdown] == 1).any():
+        runs = len(g)
+        caption = (
+            f"{_axis_label(metric)} against {xlabel}, one line per value of {slowdown}"
+            f" ({_where(combo) or 'all points'}; {_count(runs, 'run')}"
+            f"{', mean over repetitions' if g['rep'].nunique() > 1 else ''})."
+        )
+        sec.figures.append(Plot(f"throughput-{_slug(_where(combo) or 'all')}", fig, caption))
+    if table:
         eq = equivalent_capacity(
             d,
             slowdown=slowdown,
@@ -182,13 +235,42 @@ def capacity_slowdown_section(
         summ = ratio_summary(eq, by=list(others))
         sec.tables.append(("Equivalent capacity ratio per slowdown (mean, min, max)", summ))
         show = eq.copy()
-        show["capacity"] = show["capacity"] / 2**20
-        show["equivalent_capacity"] = show["equivalent_capacity"] / 2**20
+        show["capacity"] = show["capacity"] / div
+        show["equivalent_capacity"] = show["equivalent_capacity"] / div
         show = show.rename(
-            columns={"capacity": "capacity (MiB)", "equivalent_capacity": "equivalent (MiB)"}
+            columns={
+                "capacity": f"capacity ({unit})",
+                "target": f"target {metric}",
+                "equivalent_capacity": f"equivalent ({unit})",
+            }
         )
         sec.tables.append(("Equivalent capacity at each swept capacity", show))
     return sec
+
+
+_AXIS_LABELS = {
+    "throughput_rps": "throughput (requests/s)",
+    "miss_ratio": "miss ratio",
+    "byte_miss_ratio": "byte miss ratio",
+    "amat_ns": "mean access time (ns)",
+    "access_time_ns": "storage access time (ns)",
+    "total_time_ns": "simulated time (ns)",
+}
+
+
+def _axis_label(metric: str) -> str:
+    return _AXIS_LABELS.get(metric, metric)
+
+
+def _thousands() -> Any:
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda v, _pos: f"{v:,.0f}" if abs(v) >= 100 else f"{v:g}")
+
+
+def _count(n: int, what: str) -> str:
+    """``1 point``, ``2 points``."""
+    return f"{n:,} {what}" + ("" if n == 1 else "s")
 
 
 # --------------------------------------------------------------------------
@@ -250,7 +332,18 @@ def admission_storage_section(
         if combo:
             fig.suptitle(_where(combo), fontsize=10)
         fig.tight_layout()
-        sec.figures.append((f"access-time-{_slug(_where(combo) or 'all')}", fig))
+        runs = d
+        for k, v in combo.items():
+            runs = runs[runs[k] == v]
+        caption = (
+            f"{_axis_label(metric)} of each value of {admission} relative to "
+            f"'{_label(base)}', one bar group per {_BACKING}"
+            + (f", one panel per value of {inner[0]}" if inner else "")
+            + f" ({_where(combo) or 'all points'}; {_count(len(runs), 'run')}"
+            + (", mean over repetitions" if runs["rep"].nunique() > 1 else "")
+            + ")."
+        )
+        sec.figures.append(Plot(f"access-time-{_slug(_where(combo) or 'all')}", fig, caption))
     table = g[g["config"] != base].copy()
     sec.tables.append((f"Gain in {metric} over '{_label(base)}'", table))
     return sec
@@ -330,7 +423,19 @@ def timeline_section(
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    sec.figures.append(("miss-ratio-over-time", fig))
+    lines = len(_combos(t, axes))
+    sec.figures.append(
+        Plot(
+            "miss-ratio-over-time",
+            fig,
+            f"Miss ratio of each timeline interval against requests simulated, "
+            f"{_count(lines, 'line')} (one per point"
+            + (f": {', '.join(axes)}" if axes else "")
+            + (f"; at the largest {runs_ax}" if runs_ax else "")
+            + "; first repetition)"
+            + ("; dotted lines: end of each PostMark run." if bounds else "."),
+        )
+    )
     return sec
 
 
@@ -382,7 +487,14 @@ def generic_section(df: pd.DataFrame, axes: Sequence[str], max_plots: int = 12) 
         if rest:
             ax.legend(fontsize=7)
         fig.tight_layout()
-        sec.figures.append((f"{_slug(metric)}", fig))
+        caption = (
+            f"{_axis_label(metric)} against {first}"
+            + (f", one line per combination of {', '.join(rest)}" if rest else "")
+            + f" ({_count(len(d), 'run')}"
+            + (", mean over repetitions" if d["rep"].nunique() > 1 else "")
+            + ")."
+        )
+        sec.figures.append(Plot(_slug(metric), fig, caption))
     return sec
 
 
@@ -432,19 +544,70 @@ def _png_b64(fig: Figure) -> str:
 
 
 def _table_html(df: pd.DataFrame) -> str:
-    shown = df.head(MAX_TABLE_ROWS)
-    out: str = shown.to_html(index=False, na_rep="", float_format=_fmt, border=0, classes="results")
+    shown = _formatted(df.head(MAX_TABLE_ROWS))
+    out: str = shown.to_html(index=False, border=0, classes="results")
     if len(df) > MAX_TABLE_ROWS:
-        out += f"<p>(first {MAX_TABLE_ROWS} of {len(df)} rows)</p>"
+        out += f"<p>(first {MAX_TABLE_ROWS} of {len(df):,} rows)</p>"
     return out
 
 
-def _fmt(x: float) -> str:
-    if math.isnan(x):
-        return ""
-    if x != 0 and (abs(x) >= 1e6 or abs(x) < 1e-3):
-        return f"{x:.4g}"
-    return f"{x:,.4f}".rstrip("0").rstrip(".")
+def _formatted(df: pd.DataFrame) -> pd.DataFrame:
+    """The table as text, one number format per column: a missing value is
+    an empty cell (never "None" or "nan"), whole numbers get thousands
+    separators, and the other numbers of a column get the same decimals (four
+    significant digits at the column's largest value)."""
+    return df.apply(lambda col: col.map(column_format(list(col))))
+
+
+def _is_number(v: Any) -> bool:
+    # numbers.Real covers numpy's scalars too (numpy's bool is not one); a
+    # bool is a word, not a number.
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+def column_format(values: Sequence[Any]) -> Any:
+    """The one formatter of a column of values.
+
+    >>> f = column_format([0.5, 0.123456, None])
+    >>> f(0.5), f(0.123456), f(None)
+    ('0.5000', '0.1235', '')
+    >>> f = column_format([286088.1, 30503.25])
+    >>> f(286088.1), f(30503.25)
+    ('286,088', '30,503')
+    >>> f = column_format([1, 2.0, "n/a"])
+    >>> f(1), f(2.0), f("n/a")
+    ('1', '2', 'n/a')
+    >>> f = column_format([0.6, 1.0])
+    >>> f(0.6), f(1.0)
+    ('0.6', '1.0')
+    """
+    nums = [float(v) for v in values if _is_number(v) and math.isfinite(v)]
+    decimals = 0
+    if nums:
+        top = max(abs(x) for x in nums)
+        digits = math.floor(math.log10(top)) + 1 if top > 0 else 1
+        most = min(8, max(0, 4 - digits))
+        # No more decimals than the column's values need: 0.6 and 1.0 as given
+        # (0.6, 1.0), not 0.6000 and 1.0000.
+        decimals = next(
+            (
+                k
+                for k in range(most + 1)
+                if all(abs(round(x, k) - x) <= 1e-9 * max(1, abs(x)) for x in nums)
+            ),
+            most,
+        )
+
+    def fmt(v: Any) -> str:
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return ""
+        if not _is_number(v):
+            return str(v)
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return f"{v:,.{decimals}f}"
+
+    return fmt
 
 
 _CSS = """
@@ -455,6 +618,7 @@ table.results th, table.results td { padding: 2px 8px; border-bottom: 1px solid 
   text-align: right; }
 table.results th { background: #f4f4f4; }
 img { max-width: 100%; } .meta { color: #555; font-size: 0.9em; }
+figcaption { font-size: 0.9em; color: #333; } figcaption .file { color: #777; }
 """
 
 
@@ -513,7 +677,7 @@ def write_report(
     if meta.get("description"):
         body.append(f"<p>{html.escape(meta['description'])}</p>")
     body.append(
-        f"<p class='meta'>{ok} points ok, {failed} failed; axes: "
+        f"<p class='meta'>{_count(ok, 'point')} ok, {failed:,} failed; axes: "
         f"{html.escape(', '.join(axes) or 'none')}; repetitions: "
         f"{meta.get('repetitions', 1)}; store: {html.escape(str(store))}; "
         f"report by tierlab {html.escape(__version__)}.</p>"
@@ -523,8 +687,9 @@ def write_report(
         body.append(f"<h2>{html.escape(sec.title)}</h2>")
         if sec.text:
             body.append(f"<p>{html.escape(sec.text)}</p>")
-        for title, fig in sec.figures:
-            stem = f"{name}-{title}"
+        for plot in sec.figures:
+            fig = plot.figure
+            stem = f"{name}-{plot.name}"
             while stem in used:
                 stem += "-2"
             used.add(stem)
@@ -533,9 +698,10 @@ def write_report(
                 fig.savefig(p, format=ext)
                 plots.append(p)
             body.append(
-                f"<figure><img alt='{html.escape(title)}' "
+                f"<figure><img alt='{html.escape(plot.caption)}' "
                 f"src='data:image/png;base64,{_png_b64(fig)}'/>"
-                f"<figcaption>{html.escape(stem)}.svg</figcaption></figure>"
+                f"<figcaption>{html.escape(plot.caption)} "
+                f"<span class='file'>({html.escape(stem)}.svg)</span></figcaption></figure>"
             )
         for title, table in sec.tables:
             body.append(f"<h3>{html.escape(title)}</h3>")
