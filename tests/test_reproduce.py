@@ -25,6 +25,9 @@ def test_reproduce_tiny(name: str, tierlab_cmd: Callable[..., Ran], tmp_path: Pa
     assert "Traceback" not in r.out
     assert f"{name.upper()}: tierlab beside the paper" in r.out
     assert "What drives the differences" in r.out
+    # Pointers into the repository, never to files a user does not have.
+    assert f"docs/reproduce-{name}.md" in r.out and "docs/sources.md" in r.out
+    assert "SEEDS" not in r.out and "SEEDS" not in (out / f"{name}.html").read_text()
     assert "0 failed" in r.out
     assert (out / f"{name}.sqlite").is_file()
     page = (out / f"{name}.html").read_text(encoding="utf-8")
@@ -67,3 +70,18 @@ def test_reproduce_bad_input(cli: Callable[..., Ran], tmp_path: Path) -> None:
     for out in (f, f / "sub"):
         assert_bad(cli("reproduce", "s1", "-o", out), str(f), "is a file")
     assert f.read_text() == "mine"
+
+
+def test_every_reproduction_is_one_table_entry() -> None:
+    """Consolidation: a reproduction is one entry of SYSTEMS (experiment file,
+    comparison, notes), and each points into the repository's own docs."""
+    from conftest import REPO
+    from tierlab.reproduce import SYSTEMS
+
+    assert tuple(SYSTEMS) == REPRODUCTIONS
+    for name, s in SYSTEMS.items():
+        assert s.name == name
+        assert "[experiment]" in experiment_text(name)
+        assert (REPO / s.doc).is_file(), s.doc
+        assert s.notes and all(n.strip() for n in s.notes)
+        assert '"' in s.paper, "the paper is cited by its title"

@@ -1,12 +1,15 @@
 """``tierlab reproduce s1|s2|s5``: a source paper's experiment, run through the
 sweep at a scale this machine affords, side by side with the paper's figures.
 
-Each reproduction is a bundled experiment file
+Each reproduction is one entry of :data:`SYSTEMS`: a bundled experiment file
 (``tierlab/experiments/<name>.toml``, which states its scaling and
-assumptions), run by :func:`tierlab.sweep` into ``<out>/<name>.sqlite``,
-compared with SEEDS.md's figures, and written up by
-:func:`tierlab.report.write_report` with the comparison first.
-docs/reproduce-s1.md, -s2.md and -s5.md give the measured tables.
+assumptions), run by :func:`tierlab.sweep` into ``<out>/<name>.sqlite``; a
+comparison of its results with the paper's figures; and the notes on what
+drives the differences. :func:`reproduce` runs any entry the same way and
+:func:`tierlab.report.write_report` writes it up with the comparison first.
+Adding a reproduction is one experiment file, one comparison function and
+one entry. docs/sources.md describes the papers; docs/reproduce-s1.md,
+-s2.md and -s5.md give the measured tables.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import math
 import os
 import time
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -28,8 +32,6 @@ if TYPE_CHECKING:
 
     from tierlab._sweep import SweepProgress, SweepReport
     from tierlab.report import Report
-
-REPRODUCTIONS = ("s1", "s2", "s5")
 
 #: S1 Table II: file-memory capacity for equal performance, as a ratio to DRAM's.
 S1_TABLE_II: dict[str, dict[int, float]] = {
@@ -58,7 +60,7 @@ class Reproduction:
     store: Path
     sweep: SweepReport
     comparison: pd.DataFrame
-    notes: list[str]
+    notes: tuple[str, ...]
     report: Report
     elapsed_s: float
     extra_tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
@@ -66,11 +68,14 @@ class Reproduction:
 
 def experiment_text(name: str) -> str:
     """The bundled experiment file of a reproduction."""
-    if name not in REPRODUCTIONS:
-        raise ConfigError(
-            f"unknown reproduction {name!r}; expected one of {', '.join(REPRODUCTIONS)}"
-        )
-    return (resources.files("tierlab") / "experiments" / f"{name}.toml").read_text("utf-8")
+    return (resources.files("tierlab") / system(name).experiment).read_text("utf-8")
+
+
+def system(name: str) -> System:
+    """The reproduction called ``name``."""
+    if name not in SYSTEMS:
+        raise ConfigError(f"unknown reproduction {name!r}; expected one of {', '.join(SYSTEMS)}")
+    return SYSTEMS[name]
 
 
 def _scale_size(v: Any, f: float) -> Any:
@@ -140,7 +145,11 @@ def _diff_to_range(x: float, lo: float, hi: float) -> float:
 # --------------------------------------------------------------------------
 
 
-def compare_s1(df: pd.DataFrame) -> tuple[pd.DataFrame, list[tuple[str, pd.DataFrame]]]:
+#: A comparison's side-by-side table and further (title, table) pairs.
+Comparison = tuple["pd.DataFrame", list[tuple[str, "pd.DataFrame"]]]
+
+
+def compare_s1(df: pd.DataFrame, exp: dict[str, Any], store: Path) -> Comparison:
     """Table II side by side: tierlab's mean ratio over the swept capacities
     where it is defined, its range, the paper's, and the difference."""
     import pandas as pd
@@ -177,9 +186,7 @@ def compare_s1(df: pd.DataFrame) -> tuple[pd.DataFrame, list[tuple[str, pd.DataF
     return pd.DataFrame(rows), [("Equivalent capacity at each swept capacity", eq)]
 
 
-def compare_s5(
-    df: pd.DataFrame, base_config: dict[str, Any]
-) -> tuple[pd.DataFrame, list[tuple[str, pd.DataFrame]]]:
+def compare_s5(df: pd.DataFrame, exp: dict[str, Any], store: Path) -> Comparison:
     """S5's claims against tierlab's gains in storage access time over no
     cache (mean over the cache sizes), per workload; the break-even table."""
     import pandas as pd
@@ -217,7 +224,7 @@ def compare_s5(
                     }
                 )
     catalog = techs()
-    custom = [{"name": k, **v} for k, v in base_config.get("techs", {}).items()]
+    custom = [{"name": k, **v} for k, v in exp["base"].get("techs", {}).items()]
     resolved = []
     for c in custom:
         b = next((t for t in catalog if t["name"] == c.get("base")), {})
@@ -235,9 +242,7 @@ def compare_s5(
     ]
 
 
-def compare_s2(
-    df: pd.DataFrame, store: Path
-) -> tuple[pd.DataFrame, list[tuple[str, pd.DataFrame]]]:
+def compare_s2(df: pd.DataFrame, exp: dict[str, Any], store: Path) -> Comparison:
     """S2's qualitative result (the extended buffer cache lowers the miss
     rate, run after run) against tierlab's whole-run and per-run figures.
 
@@ -300,55 +305,97 @@ def compare_s2(
     return pd.DataFrame(rows), [("Miss ratio of each PostMark run", runs)]
 
 
-NOTES: dict[str, list[str]] = {
-    "s1": [
-        "tierlab charges every access on the request's critical path, with no overlap "
-        "(docs/hierarchy.md): a disk read costs 8.5 ms plus the transfer, while a 4 KiB "
-        "copy from file memory costs 0.7 us times the slowdown. Wherever the ESDC misses, "
-        "the disk dominates the time and a slower file memory changes throughput very "
-        "little, so the capacity that compensates a slowdown is close to the same "
-        "capacity (ratio near 1). S1's machine overlapped disk I/O with computation "
-        "(read-ahead, asynchronous write-back, PostMark's CPU work), which makes the "
-        "memory copies a larger share of the time and the ratios larger.",
-        "Where the ESDC holds everything (the largest sizes), no faster throughput exists "
-        "on the slow curves within the sweep, and the ratio is undefined there (n/a or "
-        "fewer capacities).",
-        "A write of a new page counts as a miss (write-allocate without fetch), and "
-        "tierlab's throughput covers the whole run, including PostMark's pool creation "
-        "and Bonnie's write phase; S1 reports throughput of the measured phase after a "
-        "discarded cold run.",
-    ],
-    "s2": [
-        "PostMark's creates and appends write new pages; each counts as a miss of the "
-        "hierarchy (write-allocate without fetch) whatever the cache, which keeps the "
-        "whole-run miss ratio high; the read miss ratio shows the victim tier's effect.",
-        "Each PostMark run deletes its files at the end and the next creates new ones, so "
-        "nothing is reused across runs: every run starts cold, in tierlab as in S2.",
-        "Tier sizes are assumptions (S2's slides give none): 512 MiB of DRAM and 1 GiB of "
-        "flash at full scale.",
-    ],
-    "s5": [
-        "SCM-S5 takes S5's statement that SCM storage is ~30% slower than the cache "
-        "(T = 1.3 t for a 4 KiB block); SCM-OPTANE is the catalog's Optane SSD (~35 times "
-        "a DRAM access), on which caching gains like on flash.",
-        "The engine charges an insertion as a full cache write of the block (Tm = T + t_w), "
-        "so on SCM-S5 a block must be hit more often than S5's two times to pay "
-        "(break-even table). S5's measured system had software costs (page-cache "
-        "management, system calls) on both paths that tierlab does not model.",
-        "Workloads are tierlab's generators, not S5's traces: gains depend on their hit "
-        "ratios and share of one-timers.",
-    ],
+@dataclass(frozen=True)
+class System:
+    """One reproduction: which paper, which bundled experiment, how its
+    results are set beside the paper's, and what drives the differences."""
+
+    #: The name on the command line, and the experiment file's and store's stem.
+    name: str
+    #: The paper, cited by title, authors and venue.
+    paper: str
+    #: ``compare(results, experiment, store)`` -> the side-by-side table and
+    #: further (title, table) pairs for the report.
+    compare: Callable[[pd.DataFrame, dict[str, Any], Path], Comparison]
+    #: What drives the differences, one sentence group per note.
+    notes: tuple[str, ...]
+
+    @property
+    def doc(self) -> str:
+        """The reproduction's write-up, in the repository."""
+        return f"docs/reproduce-{self.name}.md"
+
+    @property
+    def experiment(self) -> str:
+        """The bundled experiment file, in the package."""
+        return f"experiments/{self.name}.toml"
+
+
+#: Every reproduction; ``tierlab reproduce NAME`` runs ``SYSTEMS[NAME]``.
+SYSTEMS: dict[str, System] = {
+    s.name: s
+    for s in (
+        System(
+            "s1",
+            '"An Empirical Evaluation of Semiconductor File Memory as a Disk Cache", '
+            "Koob, Elliott and Cockburn, WMPI 2006",
+            compare_s1,
+            (
+                "tierlab charges every access on the request's critical path, with no overlap "
+                "(docs/hierarchy.md): a disk read costs 8.5 ms plus the transfer, while a 4 KiB "
+                "copy from file memory costs 0.7 us times the slowdown. Wherever the ESDC misses, "
+                "the disk dominates the time and a slower file memory changes throughput very "
+                "little, so the capacity that compensates a slowdown is close to the same "
+                "capacity (ratio near 1). S1's machine overlapped disk I/O with computation "
+                "(read-ahead, asynchronous write-back, PostMark's CPU work), which makes the "
+                "memory copies a larger share of the time and the ratios larger. Behind an SSD "
+                "the file memory's cost shows (examples/sweep-slowdown.toml).",
+                "Where the ESDC holds everything (the largest sizes), no faster throughput exists "
+                "on the slow curves within the sweep, and the ratio is undefined there (n/a or "
+                "fewer capacities).",
+                "A write of a new page counts as a miss (write-allocate without fetch), and "
+                "tierlab's throughput covers the whole run, including PostMark's pool creation "
+                "and Bonnie's write phase; S1 reports throughput of the measured phase after a "
+                "discarded cold run.",
+            ),
+        ),
+        System(
+            "s2",
+            '"Flash Memory for Buffer Caches: Emulating Memory Hierarchies Using a '
+            'Modified Linux Kernel", Koob, Elliott and Cockburn, slides',
+            compare_s2,
+            (
+                "PostMark's creates and appends write new pages; each counts as a miss of the "
+                "hierarchy (write-allocate without fetch) whatever the cache, which keeps the "
+                "whole-run miss ratio high; the read miss ratio shows the victim tier's effect.",
+                "Each PostMark run deletes its files at the end and the next creates new ones, so "
+                "nothing is reused across runs: every run starts cold, in tierlab as in S2.",
+                "Tier sizes are assumptions (S2's slides give none): 512 MiB of DRAM and 1 GiB of "
+                "flash at full scale.",
+            ),
+        ),
+        System(
+            "s5",
+            '"Issues in File Caching and Virtual Memory Paging with Fast SCM Storage", '
+            "Park and Bahn, ASTESJ 5(5), 2020",
+            compare_s5,
+            (
+                "SCM-S5 takes S5's statement that SCM storage is ~30% slower than the cache "
+                "(T = 1.3 t for a 4 KiB block); SCM-OPTANE is the catalog's Optane SSD (~35 times "
+                "a DRAM access), on which caching gains like on flash.",
+                "The engine charges an insertion as a full cache write of the block "
+                "(Tm = T + t_w), so on SCM-S5 a block must be hit more often than S5's two "
+                "times to pay "
+                "(break-even table). S5's measured system had software costs (page-cache "
+                "management, system calls) on both paths that tierlab does not model.",
+                "Workloads are tierlab's generators, not S5's traces: gains depend on their hit "
+                "ratios and share of one-timers.",
+            ),
+        ),
+    )
 }
 
-
-def _comparison(
-    name: str, df: pd.DataFrame, exp: dict[str, Any], store: Path
-) -> tuple[pd.DataFrame, list[tuple[str, pd.DataFrame]]]:
-    if name == "s1":
-        return compare_s1(df)
-    if name == "s5":
-        return compare_s5(df, exp["base"])
-    return compare_s2(df, store)
+REPRODUCTIONS = tuple(SYSTEMS)
 
 
 def reproduce(
@@ -365,7 +412,7 @@ def reproduce(
     Parameters
     ----------
     name
-        ``"s1"``, ``"s2"`` or ``"s5"``.
+        A key of :data:`SYSTEMS`: ``"s1"``, ``"s2"`` or ``"s5"``.
     out_dir
         Where the store (``<name>.sqlite``) and the report go (default
         ``tierlab-<name>`` in the current folder).
@@ -380,7 +427,7 @@ def reproduce(
     from tierlab.store import load
 
     t0 = time.perf_counter()
-    exp = scaled_experiment(name, scale)
+    exp = scaled_experiment(name, scale)  # an unknown name fails here
     out = Path(out_dir) if out_dir is not None else Path(f"tierlab-{name}")
     make_folder(out)
     store = out / f"{name}.sqlite"
@@ -389,16 +436,17 @@ def reproduce(
     if not (df["status"] == "ok").any():
         first = df["error"].dropna().iloc[0] if df["error"].notna().any() else "unknown"
         raise ConfigError(f"reproduce {name}: every point failed; the first: {first}")
-    comparison, extra = _comparison(name, df, exp, store)
-    notes = NOTES[name]
+    sys_ = system(name)
+    comparison, extra = sys_.compare(df, exp, store)
     sec = Section(
         f"{name.upper()}: tierlab beside the paper",
-        "Figures from SEEDS.md. What drives the differences: " + " ".join(notes),
+        f"The paper: {sys_.paper} (docs/sources.md describes it; {sys_.doc} discusses "
+        "this reproduction). What drives the differences: " + " ".join(sys_.notes),
         tables=[("Side by side", comparison), *extra],
     )
     report = write_report(store, out, experiment=name, extra=[sec])
     return Reproduction(
-        name, store, rep, comparison, notes, report, time.perf_counter() - t0, extra
+        name, store, rep, comparison, sys_.notes, report, time.perf_counter() - t0, extra
     )
 
 
@@ -407,7 +455,9 @@ def print_reproduction(r: Reproduction) -> None:
     from tierlab._format import console
 
     c = console()
-    c.print(f"{r.name.upper()}: tierlab beside the paper (SEEDS.md)")
+    sys_ = SYSTEMS[r.name]
+    c.print(f"{r.name.upper()}: tierlab beside the paper")
+    c.print(f"The paper: {sys_.paper} (docs/sources.md); discussion: {sys_.doc}")
     print(r.comparison.to_string(index=False, na_rep="n/a"))
     for title, table in r.extra_tables[:1]:
         if len(table) <= 12:
@@ -417,7 +467,8 @@ def print_reproduction(r: Reproduction) -> None:
     for n in r.notes:
         c.print(f"- {n}")
     s = r.sweep
+    points = f"{s.total} point" + ("" if s.total == 1 else "s")
     c.print(
-        f"\n{s.total} points ({s.done} run, {s.skipped} already in the store, {s.failed} "
+        f"\n{points} ({s.done} run, {s.skipped} already in the store, {s.failed} "
         f"failed) in {r.elapsed_s:.1f} s; results in {r.store}; report {r.report.html}"
     )
