@@ -54,9 +54,10 @@ assert RECORD.itemsize == 24
 # docs/policies.md and tests/test_vs_libcachesim.py for the others' variants).
 EXACT_POLICIES = {"lru", "fifo", "clock", "arc", "2q", "sieve", "lfu", "lru-k", "belady", "s3-fifo"}
 
-# libCacheSim's LRU loop from Python on the 20M-request bench trace, as issue 2
-# measured it on this kind of machine (req/s): its absolute targets (15M req/s
-# for the 3-tier hierarchy) are ratios to this rate.
+# libCacheSim's LRU loop from Python on the 20M-request bench trace, as
+# measured on this kind of machine when the speed targets were set (req/s,
+# BENCHMARKS.md): the absolute targets (15M req/s for the 3-tier hierarchy)
+# are ratios to this rate.
 REFERENCE_LRU = 5.7e6
 
 # tierlab policy name -> libCacheSim constructor (cache size in objects).
@@ -531,8 +532,8 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(
             "tierlab/lcs lru is the median of each repetition's ratio of rates; "
-            "'at 5.7M lcs ref' scales it to the libCacheSim LRU rate issue 2 measured "
-            "on this kind of machine (5.7M req/s), which the issue's absolute targets assume."
+            "'at 5.7M lcs ref' scales it to the libCacheSim LRU rate measured on this kind "
+            "of machine when the speed targets were set (5.7M req/s, BENCHMARKS.md)."
         )
     if mrc_rows:
         print()

@@ -1,6 +1,6 @@
-"""Real programs captured (issue 4 part 2): file I/O of Debian's postmark and
-bonnie++ under strace, memory accesses of a real program under Valgrind
-lackey; the captured traces simulate. `make test` installs the tools."""
+"""Real programs captured: file I/O of Debian's postmark and bonnie++ under
+strace, memory accesses of a real program under Valgrind lackey; the
+captured traces simulate. `make test` installs the tools."""
 
 from __future__ import annotations
 

@@ -302,8 +302,8 @@ def test_trace_convert_keeps_the_op_mix(
     """Regression: oracleGeneral has no op field, and
     `trace convert` silently turns writes and deletes into reads (its own
     summary even reports them as reads). A convert that cannot keep the
-    trace's meaning should refuse, or at least say so; DESIGN.md: nothing is
-    silently dropped."""
+    trace's meaning should refuse, or at least say so: nothing is silently
+    dropped."""
     (tmp_path / "ops.csv").write_text("1,10,4096,get\n2,11,4096,set\n3,10,4096,del\n")
     cfg = write_config('[workload]\ntype = "trace"\npath = "ops.csv"\ncsv = { op = 4 }\n', "o.toml")
     out = tmp_path / "ops.bin"

@@ -1,8 +1,7 @@
-"""Trace formats (issue 4 part 3): each reader rejects malformed input with
-the file and line, `--skip-bad` passes over bad records and reports how many,
-zstd-compressed input is read directly (`make test` installs the zstd
-command the tests compress with), and `trace convert` turns any of them into
-oracleGeneral."""
+"""Trace formats: each reader rejects malformed input with the file and line,
+`--skip-bad` passes over bad records and reports how many, zstd-compressed
+input is read directly (`make test` installs the zstd command the tests
+compress with), and `trace convert` turns any of them into oracleGeneral."""
 
 from __future__ import annotations
 

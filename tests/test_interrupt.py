@@ -1,4 +1,4 @@
-"""Long runs release the GIL and stop on Ctrl-C (issue 2, Python API)."""
+"""Long runs release the GIL and stop on Ctrl-C (Python API)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The README's commands run: every ``tierlab ...`` line of its fenced ``sh`` /
-``bash`` blocks exits 0 when run from the repository root (STYLE.md: docs
-examples are tests, so the quick start can never rot).
+``bash`` blocks exits 0 when run from the repository root (docs examples
+are tests, so the quick start can never rot).
 
 Lines that install (``pip install``) or run CI (``bash .ci/run``) are skipped;
 other lines of a block that do not call tierlab are not run. Lines run in

@@ -301,7 +301,7 @@ def test_libcachesim_matches_documented_semantics(tmp_path, policy):
         assert got == want, (policy, capacity)
 
 
-# --- the policies added in issue 3 ----------------------------------------
+# --- the policies beyond LRU, FIFO and CLOCK ------------------------------
 #
 # name -> (libCacheSim constructor, tolerance on the miss ratio, smallest
 # capacity libCacheSim can run, why the tolerance is not 0). Tolerance 0

@@ -1,6 +1,6 @@
 //! Trace readers alone: decoding oracleGeneral (memory-mapped) and CSV
 //! (one reused line buffer) into request batches, nothing simulated.
-//! Issue 4's targets: at least 100M req/s binary, 6M req/s CSV.
+//! Targets: at least 100M req/s binary, 6M req/s CSV (BENCHMARKS.md).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::io::Write;

@@ -1,5 +1,5 @@
 //! Tiers from fastest to slowest above a backing store that always hits, and
-//! the rules that move data between them (DESIGN.md, "Hierarchy semantics"):
+//! the rules that move data between them (docs/hierarchy.md says the same):
 //!
 //! | fill | miss in tier i, found lower | eviction from tier i |
 //! |---|---|---|

@@ -1,4 +1,4 @@
-//! SEEDS.md S5 (Park & Bahn 2020), file caching on fast SCM storage: an LRU
+//! S5 (Park & Bahn 2020, docs/sources.md), file caching on fast SCM storage: an LRU
 //! cache barely pays when storage is only ~30% slower than a cache access,
 //! because each miss also pays the insertion of an object that is often
 //! never hit again; admitting only on the second reference pays. On a hard

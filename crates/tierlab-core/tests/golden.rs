@@ -69,7 +69,7 @@ fn model(policy: &str) -> Kind {
 
 #[test]
 fn committed_trace_matches_its_generator() {
-    // Same seed, same requests, forever (DESIGN.md): the generator and the
+    // Same seed, same requests, forever (docs/workloads.md): the generator and the
     // converter still write exactly the committed bytes. To write the file
     // anew (only ever on purpose): TIERLAB_REGENERATE=1 cargo test --test golden.
     if std::env::var_os("TIERLAB_REGENERATE").is_some() {

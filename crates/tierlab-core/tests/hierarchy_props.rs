@@ -1,7 +1,7 @@
-//! The hierarchy's semantics (hierarchy.rs' doc comment, DESIGN.md
-//! "Hierarchy semantics"): invariants checked after every request of random
-//! hierarchies and request sequences, then one deterministic test per row of
-//! the semantics table and per write policy.
+//! The hierarchy's semantics (hierarchy.rs' doc comment, docs/hierarchy.md):
+//! invariants checked after every request of random hierarchies and request
+//! sequences, then one deterministic test per row of the semantics table and
+//! per write policy.
 
 mod common;
 

@@ -1,7 +1,7 @@
 //! Every trace reader, fed any bytes, returns requests or an error: never a
-//! panic (DESIGN.md, "Errors and bad input"). Found by hand first: binary
-//! bytes read as strace panicked slicing the error message's excerpt inside
-//! a multi-byte character.
+//! panic (bad input is an error that says where). Found by hand first:
+//! binary bytes read as strace panicked slicing the error message's excerpt
+//! inside a multi-byte character.
 //!
 //! The inputs mix raw bytes with lines built from the pieces real records
 //! are made of (numbers, separators, syscall names, quotes, parentheses,

@@ -1,4 +1,4 @@
-//! Bad trace files give precise errors (DESIGN.md, "Errors and bad input");
+//! Bad trace files give precise errors (the file and the byte offset or line);
 //! oracleGeneral files round-trip; the converter computes next-access times.
 
 use std::io::Write;

@@ -1,4 +1,4 @@
-//! Seeded generators modelled on the source systems' benchmarks (SEEDS.md):
+//! Seeded generators modelled on the source systems' benchmarks (docs/sources.md):
 //! PostMark and Bonnie (S1, S2), SURGE-like and SPECweb99-like web loads
 //! (S4), a proxy mix with many one-hit objects (S5) and a multiprogrammed
 //! memory mix with S3's eight SPEC CPU2006 footprints. docs/workloads.md
@@ -71,7 +71,7 @@ pub trait Script: Send {
 }
 
 /// Streams a [`Script`]'s runs as page requests of `page_size` bytes; the
-/// time of a request is its index (logical time, DESIGN.md).
+/// time of a request is its index (logical time: a generator has no clock).
 pub struct Paged<S: Script> {
     script: S,
     page_size: u32,
