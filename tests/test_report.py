@@ -257,3 +257,33 @@ def test_html_says_1_point(tmp_path: Path) -> None:
     page = write_report(store, tmp_path / "rep").html.read_text(encoding="utf-8")
     assert "1 point ok" in page and "1 points" not in page
     assert "(1 run)" in page
+
+
+def test_generic_capacity_axis_in_human_units(tmp_path: Path) -> None:
+    """A capacity axis is drawn in the runs' bytes in a binary unit, not as
+    raw bytes with an offset."""
+    text = """
+[experiment]
+name = "cap"
+metrics = ["miss_ratio", "tiers.0.capacity"]
+[base.workload]
+type = "zipf"
+objects = 4000
+requests = 20000
+object_size = "4KiB"
+[[base.tier]]
+tech = "DRAM-DDR3"
+capacity = "1MiB"
+[[axis]]
+key = "tier[0].capacity"
+values = ["1MiB", "2MiB", "4MiB"]
+"""
+    store = tmp_path / "cap.sqlite"
+    tierlab.sweep(text, store=store, workers=1)
+    r = write_report(store, tmp_path / "rep")
+    (sec,) = r.sections
+    ax = sec.figures[0].figure.axes[0]
+    assert ax.get_xlabel() == "tier 0 capacity (MiB)"
+    xs = sorted(float(v) for v in ax.get_lines()[0].get_xdata())
+    assert xs == [1.0, 2.0, 4.0]
+    assert "against tier 0 capacity (MiB)" in sec.figures[0].caption

@@ -474,21 +474,41 @@ def generic_section(df: pd.DataFrame, axes: Sequence[str], max_plots: int = 12) 
     if not axes or d.empty:
         return sec
     first, rest = axes[0], list(axes[1:])
-    x = _numeric(d[first])
-    d["_x"] = x if x is not None else d[first].astype(str)
+    xlabel = first
+    cap = _CAPACITY.match(first)
+    cap_metric = f"tiers.{cap.group(1)}.capacity" if cap else ""
+    sizes = cap_metric in d.columns
+    if sizes:
+        # A capacity axis is drawn in the runs' own bytes, in a binary unit
+        # (a share such as "10%" resolves to different bytes per footprint).
+        div, unit = size_unit(float(d[cap_metric].max()))
+        d["_x"] = d[cap_metric].astype(float) / div
+        xlabel = f"tier {cap.group(1) if cap else 0} capacity ({unit})"
+        numeric = True
+    else:
+        x = _numeric(d[first])
+        d["_x"] = x if x is not None else d[first].astype(str)
+        numeric = x is not None
     for metric in _metrics(d, axes)[:max_plots]:
         fig, (ax,) = _figure()
         for combo, g in _combos(d, rest):
-            m = g.groupby("_x", sort=x is not None)[metric].mean()
-            ax.plot(list(m.index), list(m.values), marker="o", ms=3, label=_where(combo) or metric)
-        ax.set_xlabel(first)
-        ax.set_ylabel(metric)
+            if numeric:
+                m = g.groupby(first, sort=False)[["_x", metric]].mean().sort_values("_x")
+                xs, ys = list(m["_x"]), list(m[metric])
+            else:
+                mm = g.groupby("_x", sort=False)[metric].mean()
+                xs, ys = list(mm.index), list(mm.values)
+            ax.plot(xs, ys, marker="o", ms=3, label=_where(combo) or metric)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(_axis_label(metric))
+        if sizes:
+            ax.xaxis.set_major_formatter(_thousands())
         ax.grid(True, alpha=0.3)
         if rest:
             ax.legend(fontsize=7)
         fig.tight_layout()
         caption = (
-            f"{_axis_label(metric)} against {first}"
+            f"{_axis_label(metric)} against {xlabel}"
             + (f", one line per combination of {', '.join(rest)}" if rest else "")
             + f" ({_count(len(d), 'run')}"
             + (", mean over repetitions" if d["rep"].nunique() > 1 else "")
