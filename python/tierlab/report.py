@@ -324,7 +324,7 @@ def admission_storage_section(
                 xs = [i + (j - (len(configs) - 1) / 2) * width for i in range(len(techs))]
                 ax.bar(xs, ys, width, label=_label(c))
             ax.set_xticks(range(len(techs)), [_label(t) for t in techs], fontsize=8)
-            ax.set_ylabel(f"{metric} relative to {_label(base)}")
+            ax.set_ylabel(f"{_axis_label(metric).removesuffix(' (ns)')} relative to {_label(base)}")
             ax.set_title(_where(pc) or "all points", fontsize=9)
             ax.axhline(1.0, color="grey", lw=0.8)
             ax.grid(True, axis="y", alpha=0.3)
@@ -336,7 +336,8 @@ def admission_storage_section(
         for k, v in combo.items():
             runs = runs[runs[k] == v]
         caption = (
-            f"{_axis_label(metric)} of each value of {admission} relative to "
+            f"{_axis_label(metric).removesuffix(' (ns)')} of each value of {admission} "
+            "relative to "
             f"'{_label(base)}', one bar group per {_BACKING}"
             + (f", one panel per value of {inner[0]}" if inner else "")
             + f" ({_where(combo) or 'all points'}; {_count(len(runs), 'run')}"
@@ -564,19 +565,20 @@ def _png_b64(fig: Figure) -> str:
 
 
 def _table_html(df: pd.DataFrame) -> str:
-    shown = _formatted(df.head(MAX_TABLE_ROWS))
+    shown = formatted(df.head(MAX_TABLE_ROWS))
     out: str = shown.to_html(index=False, border=0, classes="results")
     if len(df) > MAX_TABLE_ROWS:
         out += f"<p>(first {MAX_TABLE_ROWS} of {len(df):,} rows)</p>"
     return out
 
 
-def _formatted(df: pd.DataFrame) -> pd.DataFrame:
+def formatted(df: pd.DataFrame, na: str = "") -> pd.DataFrame:
     """The table as text, one number format per column: a missing value is
-    an empty cell (never "None" or "nan"), whole numbers get thousands
-    separators, and the other numbers of a column get the same decimals (four
-    significant digits at the column's largest value)."""
-    return df.apply(lambda col: col.map(column_format(list(col))))
+    ``na`` (never "None" or "nan"), whole numbers get thousands separators,
+    and the other numbers of a column get the same decimals (four
+    significant digits at the column's largest value, fewer when the
+    values need fewer)."""
+    return df.apply(lambda col: col.map(column_format(list(col), na)))
 
 
 def _is_number(v: Any) -> bool:
@@ -585,7 +587,7 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, numbers.Real) and not isinstance(v, bool)
 
 
-def column_format(values: Sequence[Any]) -> Any:
+def column_format(values: Sequence[Any], na: str = "") -> Any:
     """The one formatter of a column of values.
 
     >>> f = column_format([0.5, 0.123456, None])
@@ -620,7 +622,7 @@ def column_format(values: Sequence[Any]) -> Any:
 
     def fmt(v: Any) -> str:
         if v is None or (isinstance(v, float) and math.isnan(v)):
-            return ""
+            return na
         if not _is_number(v):
             return str(v)
         if math.isinf(v):

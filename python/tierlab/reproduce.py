@@ -453,16 +453,17 @@ def reproduce(
 def print_reproduction(r: Reproduction) -> None:
     """The side-by-side table and the notes on stdout."""
     from tierlab._format import console
+    from tierlab.report import formatted
 
     c = console()
     sys_ = SYSTEMS[r.name]
     c.print(f"{r.name.upper()}: tierlab beside the paper")
     c.print(f"The paper: {sys_.paper} (docs/sources.md); discussion: {sys_.doc}")
-    print(r.comparison.to_string(index=False, na_rep="n/a"))
+    print(formatted(r.comparison, na="n/a").to_string(index=False))
     for title, table in r.extra_tables[:1]:
         if len(table) <= 12:
             c.print(f"\n{title}")
-            print(table.to_string(index=False))
+            print(formatted(table).to_string(index=False))
     c.print("\nWhat drives the differences:")
     for n in r.notes:
         c.print(f"- {n}")
