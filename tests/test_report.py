@@ -287,3 +287,18 @@ values = ["1MiB", "2MiB", "4MiB"]
     xs = sorted(float(v) for v in ax.get_lines()[0].get_xdata())
     assert xs == [1.0, 2.0, 4.0]
     assert "against tier 0 capacity (MiB)" in sec.figures[0].caption
+
+
+def test_unit_size_capacity_axis_counts_objects(tmp_path: Path) -> None:
+    """With unit_size the runs' capacity counts objects: not drawn as bytes."""
+    text = SLOWDOWN.replace('object_size = "4KiB"', "unit_size = true").replace(
+        "tiny-s1", "objs"
+    )
+    store = tmp_path / "objs.sqlite"
+    tierlab.sweep(text, store=store, workers=1)
+    r = write_report(store, tmp_path / "rep")
+    (sec,) = r.sections
+    assert sec.figures[0].figure.axes[0].get_xlabel() == "tier 0 capacity (objects)"
+    per_size = dict(sec.tables)["Equivalent capacity at each swept capacity"]
+    assert "capacity (objects)" in per_size.columns
+    assert per_size["capacity (objects)"].max() <= 400

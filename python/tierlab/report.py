@@ -147,15 +147,43 @@ def size_unit(largest: float) -> tuple[float, str]:
     return 1, "B"
 
 
+def capacity_counts(store: str | os.PathLike[str], experiment: str) -> str:
+    """What the runs' ``tiers.i.capacity`` counts: ``"bytes"``, or
+    ``"objects"`` when every run ignores object sizes (``unit_size``), or
+    ``""`` when the runs differ."""
+    import json
+
+    from tierlab.store import Store
+
+    kinds = set()
+    with Store(store, create=False) as s:
+        for r in s.rows(experiment):
+            w = json.loads(r["config"]).get("workload") or {}
+            kinds.add("objects" if isinstance(w, dict) and w.get("unit_size") else "bytes")
+    return kinds.pop() if len(kinds) == 1 else ""
+
+
+def _capacity_scale(d: pd.DataFrame, column: str, counts: str) -> tuple[float, str]:
+    """The divisor and unit of a capacity column: a binary unit for bytes."""
+    if counts == "bytes":
+        return size_unit(float(d[column].max()))
+    return 1, counts or "bytes or objects"
+
+
 def capacity_slowdown_section(
-    df: pd.DataFrame, slowdown: str, capacity: str, others: Sequence[str]
+    df: pd.DataFrame,
+    slowdown: str,
+    capacity: str,
+    others: Sequence[str],
+    counts: str = "bytes",
 ) -> Section:
     """Throughput against the tier's capacity, one line per slowdown, one plot
     per combination of the other axes; the equivalent-capacity table.
 
-    Sizes are the runs' own ``tiers.i.capacity`` in bytes, shown in a binary
-    unit; without that metric the capacity axis is plotted as given, and the
-    section says the table needs it rather than promising it."""
+    Sizes are the runs' own ``tiers.i.capacity``, in a binary unit when
+    ``counts`` is ``"bytes"`` (see :func:`capacity_counts`); without that
+    metric the capacity axis is plotted as given, and the section says the
+    table needs it rather than promising it."""
     from tierlab.analysis import equivalent_capacity, ratio_summary
 
     tier = _SLOWDOWN.match(slowdown)
@@ -163,16 +191,16 @@ def capacity_slowdown_section(
     cap_metric = f"tiers.{idx}.capacity"
     d = df[df["status"] == "ok"].copy()
     metric = "throughput_rps" if "throughput_rps" in d.columns else _metrics(d)[0]
-    has_bytes = cap_metric in d.columns
-    div, unit = size_unit(float(d[cap_metric].max())) if has_bytes else (1, "")
-    if has_bytes:
+    has_cap = cap_metric in d.columns
+    div, unit = _capacity_scale(d, cap_metric, counts) if has_cap else (1, "")
+    if has_cap:
         d["_x"] = d[cap_metric].astype(float) / div
         xlabel = f"tier {idx} capacity ({unit})"
     else:
         x = _numeric(d[capacity])
         d["_x"] = x if x is not None else d[capacity].astype(str)
         xlabel = f"{capacity} (as swept)"
-    table = has_bytes and bool((d[slowdown] == 1).any())
+    table = has_cap and bool((d[slowdown] == 1).any())
     text = (
         "As S1 Fig. 8: each line is one slowdown of the tier's medium; the mean over repetitions. "
     )
@@ -184,10 +212,10 @@ def capacity_slowdown_section(
             "it within the sweep), and that capacity as a ratio to the slowdown-1 "
             "capacity (S1 Table II)."
         )
-    elif not has_bytes:
+    elif not has_cap:
         text += (
-            f"The equivalent-capacity table (S1 Table II) needs each run's capacity in "
-            f"bytes: add {cap_metric!r} to the experiment's metrics."
+            f"The equivalent-capacity table (S1 Table II) needs each run's capacity: "
+            f"add {cap_metric!r} to the experiment's metrics."
         )
     else:
         text += "The equivalent-capacity table (S1 Table II) needs a slowdown of 1 to compare with."
@@ -200,7 +228,7 @@ def capacity_slowdown_section(
             ax.plot(line["_x"], line[metric], marker="o", ms=3, label=f"slowdown {_label(s)}")
         ax.set_xlabel(xlabel)
         ax.set_ylabel(_axis_label(metric))
-        if has_bytes:
+        if has_cap:
             ax.xaxis.set_major_formatter(_thousands())
         vals = m[metric][m[metric] > 0]
         log = bool(len(vals) and vals.max() > 100 * vals.min())
@@ -464,7 +492,9 @@ def _metrics(df: pd.DataFrame, axes: Sequence[str] = ()) -> list[str]:
     ]
 
 
-def generic_section(df: pd.DataFrame, axes: Sequence[str], max_plots: int = 12) -> Section:
+def generic_section(
+    df: pd.DataFrame, axes: Sequence[str], max_plots: int = 12, counts: str = "bytes"
+) -> Section:
     """Each metric against the first axis, one line per combination of the
     other axes (mean over repetitions)."""
     sec = Section(
@@ -482,7 +512,7 @@ def generic_section(df: pd.DataFrame, axes: Sequence[str], max_plots: int = 12) 
     if sizes:
         # A capacity axis is drawn in the runs' own bytes, in a binary unit
         # (a share such as "10%" resolves to different bytes per footprint).
-        div, unit = size_unit(float(d[cap_metric].max()))
+        div, unit = _capacity_scale(d, cap_metric, counts)
         d["_x"] = d[cap_metric].astype(float) / div
         xlabel = f"tier {cap.group(1) if cap else 0} capacity ({unit})"
         numeric = True
@@ -541,10 +571,10 @@ def build_sections(
     adm = next((a for a in axes if _ADMISSION.match(a)), None)
     if df.empty or not (df["status"] == "ok").any():
         return meta, df, sections
+    counts = capacity_counts(store, name)
     if slow and cap:
-        sections.append(
-            capacity_slowdown_section(df, slow, cap, [a for a in axes if a not in (slow, cap)])
-        )
+        others = [a for a in axes if a not in (slow, cap)]
+        sections.append(capacity_slowdown_section(df, slow, cap, others, counts))
     if adm and _BACKING in axes:
         sections.append(
             admission_storage_section(df, adm, [a for a in axes if a not in (adm, _BACKING)])
@@ -554,7 +584,7 @@ def build_sections(
         if tl is not None:
             sections.append(tl)
     if not sections:
-        sections.append(generic_section(df, axes))
+        sections.append(generic_section(df, axes, counts=counts))
     return meta, df, sections
 
 
