@@ -262,6 +262,29 @@ def test_dry_run_counts_and_writes_nothing(tmp_path: Path, tierlab_cmd: Callable
     assert r.out.splitlines()[-1].endswith("12 already in dry.sqlite, 0 to run")
 
 
+def test_dry_run_shows_sizes_in_human_units(
+    tmp_path: Path, tierlab_cmd: Callable[..., Ran]
+) -> None:
+    """Issue 21: a capacity axis in bytes (a range of "32MiB" steps) was listed
+    as 33554432, 67108864, ...; counts of objects stay counts."""
+    axis = (
+        '[[axis]]\nkey = "tier[0].capacity"\n'
+        'range = { from = "1MiB", to = "3MiB", step = "1MiB" }\n'
+    )
+    exp = tmp_path / "e.toml"
+    exp.write_text(experiment("human", axis))
+    r = tierlab_cmd("sweep", exp, "--dry-run", cwd=tmp_path)
+    assert r.code == 0, r.err
+    assert r.out.splitlines()[0] == "tier[0].capacity: 3 values: 1.00 MiB, 2.00 MiB, 3.00 MiB"
+    units = '[[axis]]\nkey = "tier[0].capacity"\nvalues = [100, 2000]\n'
+    exp.write_text(
+        experiment("objects", units).replace("write_ratio", "unit_size = true\nwrite_ratio")
+    )
+    r = tierlab_cmd("sweep", exp, "--dry-run", cwd=tmp_path)
+    assert r.code == 0, r.err
+    assert r.out.splitlines()[0] == "tier[0].capacity: 2 values: 100, 2000"
+
+
 @pytest.mark.parametrize("dry", [True, False], ids=["dry-run", "sweep"])
 @pytest.mark.parametrize("where", ["missing folder", "directory", "not a store"])
 def test_bad_store_path_is_refused_before_anything_runs(
