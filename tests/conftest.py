@@ -190,7 +190,9 @@ class Ran:
 
 
 @contextmanager
-def interruptible(argv: Sequence[str], cwd: Path | None = None) -> Iterator[subprocess.Popen[str]]:
+def interruptible(
+    argv: Sequence[str], cwd: Path | None = None, *, new_session: bool = False
+) -> Iterator[subprocess.Popen[str]]:
     """Starts ``argv`` (stdout and stderr pipes) for a test that presses Ctrl-C, and
     kills it if it is still running when the test ends, failed or not (a leaked
     child's warnings would fail a later test).
@@ -200,13 +202,20 @@ def interruptible(argv: Sequence[str], cwd: Path | None = None) -> Iterator[subp
     inherits SIGINT ignored, an ignored signal stays ignored across exec, and Python
     then installs no KeyboardInterrupt handler, so Ctrl-C could not be tested (it
     failed a CI rehearsal that way). The child must not inherit the ignore: a
-    handler, unlike an ignore, is reset to the default by exec."""
+    handler, unlike an ignore, is reset to the default by exec. ``new_session``: the
+    child leads its own process group, which ``os.killpg`` signals as a terminal's
+    Ctrl-C does (the child's own children too)."""
     old = signal.getsignal(signal.SIGINT)
     if old == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         p = subprocess.Popen(
-            list(argv), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            list(argv),
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=new_session,
         )
     finally:
         if old == signal.SIG_IGN:
@@ -215,7 +224,10 @@ def interruptible(argv: Sequence[str], cwd: Path | None = None) -> Iterator[subp
         yield p
     finally:
         if p.poll() is None:
-            p.kill()
+            if new_session:
+                os.killpg(p.pid, signal.SIGKILL)
+            else:
+                p.kill()
             p.communicate()
 
 

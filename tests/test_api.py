@@ -101,10 +101,13 @@ def test_tiers_dataframe(zipf_config: Path) -> None:
     df = r.tiers
     assert isinstance(df, pd.DataFrame)
     assert len(df) == len(r.summary["tiers"]) == 2
-    assert list(df["name"]) == ["dram", "flash"]
+    # Indexed by tier name (issue 21: it was a RangeIndex, and a tier's row
+    # had to be found by position or by filtering the "name" column).
+    assert list(df.index) == ["dram", "flash"] and df.index.name == "name"
     for col in ("hits", "misses", "miss_ratio", "byte_miss_ratio", "evictions", "writebacks"):
         assert list(df[col]) == [t[col] for t in r.summary["tiers"]], col
-    assert df.loc[0, "hits"] + df.loc[0, "misses"] == r.summary["requests"]
+    assert df.loc["dram", "hits"] + df.loc["dram", "misses"] == r.summary["requests"]
+    assert df.loc["flash", "tech"] == r.summary["tiers"][1]["tech"]
 
 
 @pytest.mark.parametrize(

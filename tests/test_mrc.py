@@ -180,8 +180,10 @@ def test_cli_no_plot_writes_the_csv_alone(cli: Callable[..., Ran], zipf_trace: P
     assert not out.with_suffix(".png").exists()
     api = tierlab.mrc(zipf_trace, unit_size=True, shards=0.5)
     df = pd.read_csv(out)
-    assert df["size"].tolist() == api["size"].tolist()
+    # Sizes below 100 objects hold fewer than 50 sampled objects at rate 0.5.
+    assert df["size"].tolist() == api["size"][api["size"] >= 100].tolist()
     assert r.out.strip() == f"wrote {len(df):,} points to {out}"
+    assert "sizes below 100 objects hold fewer than 50 sampled objects" in r.err
 
 
 def test_cli_sizes_and_shards(cli: Callable[..., Ran], zipf_trace: Path) -> None:
@@ -233,3 +235,74 @@ def test_bad_files(cli: Callable[..., Ran], tmp_path: Path) -> None:
     assert r.code == 2 and ".csv" in r.err_lines[0]
     r = cli("mrc", good, "-o", tmp_path / "nodir" / "x.csv")
     assert r.code == 2 and "no such directory" in r.err_lines[0]
+
+
+def test_shards_leaves_out_sizes_its_sample_cannot_support(
+    cli: Callable[..., Ran], tmp_path: Path
+) -> None:
+    """Regression (issue 21, defect 9): at rate 0.01 the SHARDS curve read 1.0
+    below ~500 objects and 0.69 at 1,000 where the exact curve reads 0.53,
+    with no word. Sizes holding fewer than 50 sampled objects (5,000 objects
+    at rate 0.01) are left out, and the command says so; the sizes kept are
+    close to the exact curve."""
+    wl = tmp_path / "z.toml"
+    wl.write_text(
+        '[workload]\ntype = "zipf"\nalpha = 1.0\nobjects = 200_000\n'
+        "requests = 1_000_000\nunit_size = true\nseed = 42\n"
+    )
+    out = tmp_path / "s.csv"
+    sizes = "500,1000,2000,5000,10000,50000"
+    r = cli("mrc", wl, "--shards", "0.01", "--sizes", sizes, "-o", out, "--no-plot")
+    assert r.code == 0, r.err
+    df = pd.read_csv(out)
+    assert df["size"].tolist() == [5000, 10000, 50000]
+    assert r.err_lines == [
+        "note: SHARDS at rate 0.01: sizes below 5,000 objects hold fewer than 50 sampled "
+        "objects, too few to trust: 3 points left out (the exact curve, without --shards, "
+        "has them)"
+    ]
+    exact = tierlab.mrc(wl, sizes=[5000, 10000, 50000])
+    assert np.abs(df["miss_ratio"].to_numpy() - exact["miss_ratio"].to_numpy()).max() < 0.03
+
+
+def _drawn(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The figures the command saves, kept for a look at what they draw."""
+    from matplotlib.figure import Figure
+
+    figures: list[Any] = []
+    save = Figure.savefig
+
+    def keep(self: Figure, *args: Any, **kwargs: Any) -> None:
+        figures.append(self)
+        save(self, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", keep)
+    return figures
+
+
+def test_simulated_points_plot_as_points_in_human_units(
+    cli: Callable[..., Ran],
+    zipf_trace: Path,
+    tiers_config: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Regression (issue 21, defect 9): simulated sizes were drawn as steps,
+    in raw bytes, titled "hierarchy (simulated)". They are points joined by
+    lines, on an axis in MiB, under the config's name."""
+    figures = _drawn(monkeypatch)
+    out = zipf_trace.parent / "h.csv"
+    sizes = ["1MiB", "2MiB", "4MiB", "8MiB"]
+    r = cli("mrc", zipf_trace, "--config", tiers_config, "--sizes", *sizes, "-o", out)
+    assert r.code == 0, r.err
+    (ax,) = figures[0].axes
+    assert ax.get_title() == f"{zipf_trace.name}: {tiers_config.name} (simulated)"
+    assert ax.get_xlabel() == "cache size (MiB)"
+    (line,) = ax.get_lines()
+    assert line.get_drawstyle() == "default" and line.get_marker() == "o"
+    assert list(line.get_xdata()) == [1, 2, 4, 8]
+    # The one-pass curve keeps its steps (its miss ratio holds between sizes).
+    r = cli("mrc", zipf_trace, "--unit-size", "-o", out)
+    assert r.code == 0, r.err
+    (ax,) = figures[1].axes
+    assert ax.get_lines()[0].get_drawstyle() == "steps-post"
+    assert ax.get_xlabel() == "cache size (objects)"

@@ -262,6 +262,29 @@ def test_dry_run_counts_and_writes_nothing(tmp_path: Path, tierlab_cmd: Callable
     assert r.out.splitlines()[-1].endswith("12 already in dry.sqlite, 0 to run")
 
 
+def test_dry_run_shows_sizes_in_human_units(
+    tmp_path: Path, tierlab_cmd: Callable[..., Ran]
+) -> None:
+    """Issue 21: a capacity axis in bytes (a range of "32MiB" steps) was listed
+    as 33554432, 67108864, ...; counts of objects stay counts."""
+    axis = (
+        '[[axis]]\nkey = "tier[0].capacity"\n'
+        'range = { from = "1MiB", to = "3MiB", step = "1MiB" }\n'
+    )
+    exp = tmp_path / "e.toml"
+    exp.write_text(experiment("human", axis))
+    r = tierlab_cmd("sweep", exp, "--dry-run", cwd=tmp_path)
+    assert r.code == 0, r.err
+    assert r.out.splitlines()[0] == "tier[0].capacity: 3 values: 1.00 MiB, 2.00 MiB, 3.00 MiB"
+    units = '[[axis]]\nkey = "tier[0].capacity"\nvalues = [100, 2000]\n'
+    exp.write_text(
+        experiment("objects", units).replace("write_ratio", "unit_size = true\nwrite_ratio")
+    )
+    r = tierlab_cmd("sweep", exp, "--dry-run", cwd=tmp_path)
+    assert r.code == 0, r.err
+    assert r.out.splitlines()[0] == "tier[0].capacity: 2 values: 100, 2000"
+
+
 @pytest.mark.parametrize("dry", [True, False], ids=["dry-run", "sweep"])
 @pytest.mark.parametrize("where", ["missing folder", "directory", "not a store"])
 def test_bad_store_path_is_refused_before_anything_runs(
@@ -369,19 +392,46 @@ def test_ctrl_c_stops_a_sweep_and_keeps_what_finished(tmp_path: Path) -> None:
     exp = tmp_path / "intr.toml"
     exp.write_text(text.replace("objects = 2000", "objects = 200_000"))
     store = tmp_path / "intr.sqlite"
-    with interruptible([*tierlab_argv(), "sweep", str(exp), "--workers", "1"], cwd=tmp_path) as p:
+    argv = [*tierlab_argv(), "sweep", str(exp), "--workers", "2"]
+    with interruptible(argv, cwd=tmp_path, new_session=True) as p:
         deadline = time.monotonic() + 120
         while not _rows(store) and p.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
-        p.send_signal(signal.SIGINT)
+        # As Ctrl-C in a terminal does: SIGINT to the whole process group,
+        # the Dask workers too. Regression: each worker printed its
+        # KeyboardInterrupt traceback before the sweep's "interrupted".
+        os.killpg(p.pid, signal.SIGINT)
         out, err = p.communicate(timeout=60)
     assert p.returncode == 130, err
-    assert err.strip().splitlines()[-1] == "interrupted"
-    assert "Traceback" not in err
+    assert err.strip().splitlines() == ["interrupted"], err
     # Fails if no point was stored before Ctrl-C or if all ten ran despite it;
     # how many finished in between depends on timing, so a range is the
     # strictest assertion that holds.
     assert 1 <= len(_rows(store)) < 10
+
+
+def test_sweep_beside_another_cluster_prints_only_its_own(
+    tmp_path: Path, tierlab_cmd: Callable[..., Ran]
+) -> None:
+    """Regression: with another Dask cluster running (its dashboard on port
+    8787), every sweep warned that the port was in use. A sweep prints its
+    result and nothing else. The port is held here as that cluster's
+    dashboard holds it (or is held already, by a cluster of someone else)."""
+    import socket
+
+    exp = tmp_path / "e.toml"
+    exp.write_text(experiment("quiet", SLOWDOWN_BY_CAPACITY))
+    with socket.socket() as held:
+        held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            held.bind(("0.0.0.0", 8787))
+            held.listen()
+        except OSError:
+            pass  # taken already: the condition holds
+        r = tierlab_cmd("sweep", exp, "--workers", "1", cwd=tmp_path, timeout=180)
+    assert r.code == 0, r.err
+    assert "6 points: 6 run" in r.out
+    assert r.err == ""
 
 
 def test_sweep_on_an_existing_cluster(tmp_path: Path, tierlab_cmd: Callable[..., Ran]) -> None:

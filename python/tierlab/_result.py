@@ -34,10 +34,11 @@ class RunResult:
 
     @property
     def tiers(self) -> pd.DataFrame:
-        """Per-tier counters, one row per tier, fastest first."""
+        """Per-tier counters, one row per tier, fastest first, indexed by the
+        tier's name: ``r.tiers.loc["dram", "miss_ratio"]``."""
         import pandas as pd
 
-        return pd.DataFrame(self.summary["tiers"])
+        return pd.DataFrame(self.summary["tiers"]).set_index("name")
 
     @property
     def timeline(self) -> pd.DataFrame:

@@ -131,16 +131,22 @@ def client_for(
     n = workers or os.cpu_count() or 1
     if points is not None:
         n = max(1, min(n, points))
-    cluster = LocalCluster(
-        n_workers=n,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        # Dask's own logs (a worker's heartbeat failing while the cluster
-        # shuts down, say) are not the user's business: a point that fails
-        # is reported with its error instead.
-        silence_logs=logging.CRITICAL,
-    )
+    with _sigint_ignored():
+        cluster = LocalCluster(
+            n_workers=n,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            # No dashboard, but the scheduler still serves HTTP (health,
+            # metrics): on a free port of its own, not on 8787, which another
+            # cluster may hold (Dask then warns that the port is in use).
+            scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
+            # Dask's own logs (a worker's heartbeat failing while the cluster
+            # shuts down, say) are not the user's business: a point that fails
+            # is reported with its error instead.
+            silence_logs=logging.CRITICAL,
+        )
     try:
         client = Client(cluster)
         try:
@@ -149,6 +155,27 @@ def client_for(
             client.close()
     finally:
         cluster.close()
+
+
+@contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored while the local cluster starts its worker processes,
+    which inherit the ignore across exec (a handler would be reset): Ctrl-C
+    in a terminal signals the whole process group, and only this process,
+    the client, should act on it, by closing the cluster; a worker that
+    took it would print its KeyboardInterrupt traceback. A Ctrl-C during
+    the cluster's start is lost (it takes a second or two)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be set from the main thread
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
 
 
 def sweep(

@@ -48,6 +48,11 @@ def read_toml(source: ConfigLike, what: str) -> tuple[dict[str, Any], Path | Non
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise ConfigError(f"{path}: no such {what} file") from None
+        except UnicodeDecodeError as e:
+            # A trace or any other binary file given where a TOML file goes.
+            raise ConfigError(
+                f"{path}: not a TOML {what} file (not UTF-8 text at byte {e.start})"
+            ) from None
         except OSError as e:
             raise ConfigError(f"{path}: {e.strerror}") from None
         return _parse(text, str(path)), path.resolve().parent
