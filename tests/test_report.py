@@ -291,9 +291,7 @@ values = ["1MiB", "2MiB", "4MiB"]
 
 def test_unit_size_capacity_axis_counts_objects(tmp_path: Path) -> None:
     """With unit_size the runs' capacity counts objects: not drawn as bytes."""
-    text = SLOWDOWN.replace('object_size = "4KiB"', "unit_size = true").replace(
-        "tiny-s1", "objs"
-    )
+    text = SLOWDOWN.replace('object_size = "4KiB"', "unit_size = true").replace("tiny-s1", "objs")
     store = tmp_path / "objs.sqlite"
     tierlab.sweep(text, store=store, workers=1)
     r = write_report(store, tmp_path / "rep")
