@@ -258,11 +258,22 @@ def test_shards_leaves_out_sizes_its_sample_cannot_support(
     assert df["size"].tolist() == [5000, 10000, 50000]
     assert r.err_lines == [
         "note: SHARDS at rate 0.01: sizes below 5,000 objects hold fewer than 50 sampled "
-        "objects, too few to trust: 3 points left out (the exact curve, without --shards, "
+        "objects, too few to trust: 3 points left out (the exact curve, without SHARDS, "
         "has them)"
     ]
     exact = tierlab.mrc(wl, sizes=[5000, 10000, 50000])
     assert np.abs(df["miss_ratio"].to_numpy() - exact["miss_ratio"].to_numpy()).max() < 0.03
+    # Fixed-size SHARDS: 2,000 keys over the curve's last size (the distinct
+    # objects): room for 50 of them from 50 * footprint / 2,000 objects.
+    r = cli("mrc", wl, "--shards-size", "2000", "-o", out, "--no-plot")
+    assert r.code == 0, r.err
+    df = pd.read_csv(out)
+    whole = tierlab.mrc(wl, shards_size=2000)
+    bound = -(-50 * int(whole["size"].iloc[-1]) // 2000)
+    assert df["size"].tolist() == whole["size"][whole["size"] >= bound].tolist()
+    assert f"SHARDS with 2,000 keys: sizes below {bound:,} objects" in r.err
+    first = tierlab.mrc(wl, sizes=[int(df["size"].iloc[0])])["miss_ratio"].iloc[0]
+    assert abs(df["miss_ratio"].iloc[0] - first) < 0.05
 
 
 def _drawn(monkeypatch: pytest.MonkeyPatch) -> list[Any]:

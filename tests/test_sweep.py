@@ -296,14 +296,19 @@ def test_bad_store_path_is_refused_before_anything_runs(
     itself refuses."""
     exp = tmp_path / "e.toml"
     exp.write_text(experiment("bad", SLOWDOWN_BY_CAPACITY))
+    # (The experiment file itself as the store is refused as an input:
+    # tests/test_outputs.py.)
+    other = tmp_path / "notes.txt"
+    other.write_text("not a store\n")
     store, needle = {
         "missing folder": (tmp_path / "nope" / "r.sqlite", "no such directory"),
         "directory": (tmp_path, "is a directory"),
-        "not a store": (exp, "not a tierlab results store"),
+        "not a store": (other, "not a tierlab results store"),
     }[where]
     args: list[object] = ["sweep", exp, "--store", store, "--workers", "1"]
     assert_bad(tierlab_cmd(*args, *(["--dry-run"] if dry else [])), str(store), needle)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["e.toml"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["e.toml", "notes.txt"]
+    assert other.read_text() == "not a store\n"
 
 
 def test_export_csv_and_parquet(tmp_path: Path, tierlab_cmd: Callable[..., Ran]) -> None:

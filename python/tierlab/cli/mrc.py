@@ -94,7 +94,11 @@ def handle(a: argparse.Namespace) -> int:
         )
     objects = _counts_objects(a)
     if a.shards is not None:
-        xs, ys = _reliable(xs, ys, a.shards, largest, objects)
+        bound = shards_bound(a.shards, largest)
+        xs, ys = _reliable(xs, ys, bound, f"SHARDS at rate {a.shards:g}", objects)
+    elif a.shards_size is not None and a.sizes is None and xs:
+        bound = shards_size_bound(a.shards_size, xs[-1], objects)
+        xs, ys = _reliable(xs, ys, bound, f"SHARDS with {a.shards_size:,} keys", objects)
     # The csv module, not pandas: pandas' import alone costs more than SHARDS
     # takes on a 20M-request trace. Floats print as repr, as pandas does.
     import csv
@@ -167,30 +171,42 @@ def shards_bound(rate: float, largest: int) -> int:
     return math.ceil(SHARDS_MIN_SAMPLED * max(1, largest) / rate)
 
 
+def shards_size_bound(keys: int, footprint: int, objects: bool) -> int:
+    """:func:`shards_bound` of fixed-size SHARDS, whose final rate the engine
+    does not report: with ``keys`` sampled keys spread over a ``footprint``
+    (the last size of the curve: distinct objects, or bytes), a size s holds
+    about keys*s/footprint of them. A sample that holds every object
+    (objects only: in bytes the key count is not known) needs no bound."""
+    import math
+
+    if objects and keys >= footprint:
+        return 0
+    return math.ceil(SHARDS_MIN_SAMPLED * footprint / keys)
+
+
 def _reliable(
-    xs: list[int], ys: list[float], rate: float, largest: int, objects: bool
+    xs: list[int], ys: list[float], bound: int, method: str, objects: bool
 ) -> tuple[list[int], list[float]]:
-    """The points at or above :func:`shards_bound`, saying on stderr what was
-    left out (all points are kept, with a note, when none is above it)."""
-    bound = shards_bound(rate, largest)
+    """The points at or above ``bound``, saying on stderr what was left out
+    (all points are kept, with a note, when none is above it)."""
     kept = [i for i, x in enumerate(xs) if x >= bound]
     if len(kept) == len(xs):
         return xs, ys
     shown = f"{bound:,} objects" if objects else _human_bytes(bound)
     why = (
-        f"SHARDS at rate {rate:g}: sizes below {shown} hold fewer than "
+        f"{method}: sizes below {shown} hold fewer than "
         f"{SHARDS_MIN_SAMPLED} sampled objects, too few to trust"
     )
     if not kept:
         print(
             f"note: {why}, and every size here is below; the exact curve (without "
-            "--shards) samples nothing",
+            "SHARDS) samples nothing",
             file=sys.stderr,
         )
         return xs, ys
     print(
         f"note: {why}: {len(xs) - len(kept):,} points left out (the exact curve, "
-        "without --shards, has them)",
+        "without SHARDS, has them)",
         file=sys.stderr,
     )
     return [xs[i] for i in kept], [ys[i] for i in kept]
