@@ -100,11 +100,13 @@ def config_trace(config: object) -> str | None:
 
 def io_problem(files: Files) -> str | None:
     """Why a command cannot write its outputs (None: it can): an output is
-    one of its inputs (or, for a folder, holds a file of that name that is
-    an input, or is a file itself), is a directory where a file is written,
-    or lies in a folder that does not exist. Every command's outputs pass
-    here before the command's work, which may take minutes: none ends
-    having written over what it read, or with a result it cannot write."""
+    one of its inputs (the same file, through a link too), a folder is named
+    where a file is written or a file where a folder is, or the folder it
+    goes in does not exist. Every command's outputs pass here, from
+    :func:`tierlab.cli.main`, before the command's work, which may take
+    minutes: none ends having written over what it read, or with a result
+    it cannot write. (The engine's trace writer keeps its own check, for
+    callers of the API.)"""
     from pathlib import Path
 
     existing = [
@@ -134,12 +136,12 @@ def io_problem(files: Files) -> str | None:
 
 
 def _same(a: Path, b: Path) -> bool:
-    """The same file: by inode when both exist (hard links, symlinks), else by
-    resolved path (an output not yet written cannot be an existing input)."""
+    """The same file, by inode: hard links and symlinks too. An output not
+    yet written is no input (``b`` exists)."""
     try:
         return os.path.samefile(a, b)
     except OSError:
-        return a.resolve() == b.resolve()
+        return False
 
 
 def existing_files(args: Iterable[str]) -> list[str]:
