@@ -408,9 +408,9 @@ def cmd_run(a: argparse.Namespace) -> int:
 def cmd_techs(a: argparse.Namespace) -> int:
     import json
 
-    from tierlab.api import techs
+    from tierlab.api import catalog_entries
 
-    t = techs()
+    t = catalog_entries()
     if a.json:
         print(json.dumps(t, indent=1))
     else:

@@ -185,7 +185,7 @@ def compare_s5(
     import pandas as pd
 
     from tierlab.analysis import break_even_table, gain_over_baseline
-    from tierlab.api import techs
+    from tierlab.api import catalog_entries
 
     g = gain_over_baseline(
         df,
@@ -216,14 +216,10 @@ def compare_s5(
                         "difference (pts)": round(100 * _diff_to_range(m, lo, hi), 1),
                     }
                 )
-    catalog = techs()
-    custom = [{"name": k, **v} for k, v in base_config.get("techs", {}).items()]
-    resolved = []
-    for c in custom:
-        b = next((t for t in catalog if t["name"] == c.get("base")), {})
-        resolved.append({**b, **c})
+    # The engine applies the config's [techs] (bases, units, checks).
+    catalog = catalog_entries(base_config.get("techs", {}))
     techs_used = [str(s) for s in dict.fromkeys(df["backing.tech"])]
-    be = break_even_table(["DRAM-DDR3"], techs_used, catalog=[*catalog, *resolved])
+    be = break_even_table(["DRAM-DDR3"], techs_used, catalog=catalog)
     be["paper"] = [
         S5_BREAK_EVEN["SCM"] if "SCM" in s else S5_BREAK_EVEN["HDD"] if s == "HDD" else None
         for s in be["storage"]
