@@ -557,6 +557,18 @@ def test_bench_three_tiers_absolute_capacity(
     assert_bad(r, "--capacity")
 
 
+@pytest.mark.parametrize(("cap", "needle"), [("x%", "not a size"), ("150%", "(0%, 100%]")])
+def test_bench_three_tiers_bad_share(
+    tierlab_cmd: Callable[..., Ran], tmp_path: Path, cap: str, needle: str
+) -> None:
+    """A share the engine would refuse is refused with --capacity named (bench's
+    own copy of share parsing split "x%" with float() and raised ValueError)."""
+    t = _trace(tmp_path)
+    r = tierlab_cmd("bench", t, "--tiers", "3", "--capacity", cap, "--repeat", "1")
+    line = assert_bad(r, "--capacity")
+    assert needle in line, line
+
+
 def test_share_too_small_message_is_readable(
     tierlab_cmd: Callable[..., Ran], tmp_path: Path
 ) -> None:
