@@ -25,13 +25,15 @@ The built-in technologies, generated from `tierlab techs --json` by
 `docs/gen_techs.py` (do not edit by hand: run `python docs/gen_techs.py`).
 The data file is `crates/tierlab-core/data/techs.toml`; every entry names
 the source of its figures (seed papers S1-S5, or a datasheet). A field no
-source gives is left empty rather than guessed.
+source gives is left empty rather than guessed, except the transfer model:
+every entry has a bandwidth, or a burst size and time (`burst_bytes` moved
+in `burst_ns`) for a medium whose datasheet gives page or burst reads.
 
 A config uses an entry by name (`tech = "NAND-SLC"`) and may add or change
 entries with `[techs.NAME]` ([config.md](config.md)). The timing model
 ([hierarchy.md](hierarchy.md)) uses the read and write latencies, the
-bandwidth and the access unit; the other figures are catalog data that no
-reported figure uses yet.
+transfer model and the access unit; the other figures are catalog data
+that no reported figure uses yet.
 """
 
 
@@ -81,6 +83,8 @@ def render(techs: list[dict[str, Any]]) -> str:
         ("read (ns)", "read_ns"),
         ("write (ns)", "write_ns"),
         ("bandwidth (MB/s)", "bandwidth_mb_s"),
+        ("burst (B)", "burst_bytes"),
+        ("burst (ns)", "burst_ns"),
         ("access unit (B)", "access_unit"),
         ("volatile", "volatile"),
         ("byte-addressable", "byte_addressable"),

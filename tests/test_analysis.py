@@ -93,8 +93,14 @@ def test_access_ns_follows_the_timing_model() -> None:
     assert access_ns("NAND-SLC", 2048, "write", slowdown=2, overhead_ns=5) == (
         (200_000 + 2048 * 20) * 2 + 5
     )
-    # A medium without bandwidth has no transfer term.
-    assert access_ns("PCM-SLC", 4096) == 20.0
+    # Every medium has a transfer model (defect 3 of issue 21: PCM had none
+    # and moved a 4 KiB page in its 20 ns latency): 20 ns + 4,096 B at 400 MB/s.
+    assert access_ns("PCM-SLC", 4096) == 20.0 + 4096 * 1000 / 400
+    # A burst medium moves whole bursts: NOR's 32-byte pages, 475 ns each.
+    assert access_ns("NOR", 4096) == 200.0 + 128 * 475.0
+    assert access_ns("NOR", 1) == 200.0 + 475.0
+    # Names in any letter case.
+    assert access_ns("nand-slc", 4096) == 106_920.0
     with pytest.raises(tierlab.ConfigError, match="NOPE"):
         access_ns("NOPE")
 
@@ -115,12 +121,21 @@ def test_access_ns_matches_the_engine() -> None:
 
 
 def test_break_even_table_uses_the_catalog() -> None:
-    be = break_even_table(["DRAM-DDR3"], ["HDD", "PCM-SLC"])
+    be = break_even_table(["DRAM-DDR3"], ["HDD", "PCM-SLC", "STT-MRAM"])
     t = access_ns("DRAM-DDR3", 4096)
-    assert list(be["t_ns"]) == [t, t]
+    assert list(be["t_ns"]) == [t, t, t]
     assert be["break_even_hits"].iloc[0] == 1.0
-    # PCM (20 ns, no bandwidth) is faster than a 4 KiB DRAM read: never pays.
-    assert be["break_even_hits"].iloc[1] == math.inf
+    # A 4 KiB PCM read (20 ns + 10.24 us at 400 MB/s) is slower than DRAM's
+    # 330 ns: one hit pays. (Before issue 21 PCM had no bandwidth, read a
+    # page in 20 ns and a DRAM cache in front of it never paid.)
+    assert be["break_even_hits"].iloc[1] == 1.0
+    # STT-MRAM reads a page as fast as DRAM (same latency, DDR3-1600
+    # interface): a cache no faster than its storage never pays.
+    assert be["break_even_hits"].iloc[2] == math.inf
+    # The catalog as a DataFrame (tierlab.techs()) serves as well.
+    assert break_even_table(["DRAM-DDR3"], ["NOR"], catalog=tierlab.techs())["T_ns"].iloc[
+        0
+    ] == access_ns("NOR", 4096)
 
 
 def test_gain_over_baseline_by_hand() -> None:

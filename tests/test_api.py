@@ -236,12 +236,23 @@ def test_trace_stats_of_workload(zipf_config: Path) -> None:
 
 
 def test_techs() -> None:
+    import pandas as pd
+
     t = tierlab.techs()
-    assert isinstance(t, list) and t
-    by_name = {x["name"]: x for x in t}
-    assert by_name["DRAM-DDR3"]["read_ns"] == 10.0
-    assert by_name["NAND-SLC"]["access_unit"] == 2048
-    assert all(x["source"].strip() for x in t)
+    assert isinstance(t, pd.DataFrame) and len(t) >= 13
+    by_name = t.set_index("name")
+    assert by_name.loc["DRAM-DDR3", "read_ns"] == 10.0
+    assert by_name.loc["NAND-SLC", "access_unit"] == 2048
+    assert all(s.strip() for s in t["source"])
+    # Every field of every entry of `tierlab techs --json` is a column, in
+    # the engine's order; a figure an entry lacks is NaN.
+    entries = json.loads(tierlab._core.techs())
+    cols = list(t.columns)
+    for e in entries:
+        assert [c for c in cols if c in e] == list(e)
+    assert set(cols) == {k for e in entries for k in e}
+    assert pd.isna(by_name.loc["NOR", "bandwidth_mb_s"])
+    assert by_name.loc["NOR", "burst_bytes"] == 32
 
 
 def test_techs_override_in_config() -> None:
@@ -255,7 +266,28 @@ def test_techs_override_in_config() -> None:
     slow = tierlab.simulate(base).summary["amat_ns"]
     assert slow > fast
     # The built-in catalog is not changed by a config.
-    assert {x["name"]: x for x in tierlab.techs()}["DRAM-DDR3"]["read_ns"] == 10.0
+    assert tierlab.techs().set_index("name").loc["DRAM-DDR3", "read_ns"] == 10.0
+
+
+def test_tech_and_policy_names_in_any_case() -> None:
+    """Defect 12 of issue 21: `tech = "dram-ddr3"` and `policy = "LRU"` are
+    the catalog's DRAM-DDR3 and the registry's lru."""
+    cfg = {
+        "workload": {"type": "zipf", "objects": 200, "requests": 5000, "seed": 3},
+        "tier": [{"tech": "DRAM-DDR3", "capacity": 50, "policy": "lru"}],
+        "backing": {"tech": "HDD"},
+    }
+    want = tierlab.simulate(cfg).summary
+    cfg["tier"] = [{"tech": "dram-ddr3", "capacity": 50, "policy": "LRU"}]
+    cfg["backing"] = {"tech": "hdd"}
+    got = tierlab.simulate(cfg).summary
+    assert got["amat_ns"] == want["amat_ns"]
+    assert got["miss_ratio"] == want["miss_ratio"]
+    # Messages still list the names as the catalog and registry spell them.
+    with pytest.raises(tierlab.ConfigError, match="known: DRAM-DDR2, DRAM-DDR3"):
+        tierlab.simulate({**cfg, "tier": [{"tech": "dram-ddr9", "capacity": 50}]})
+    with pytest.raises(tierlab.ConfigError, match="expected one of lru, fifo"):
+        tierlab.simulate({**cfg, "tier": [{"tech": "DRAM-DDR3", "capacity": 50, "policy": "LRUU"}]})
 
 
 # --------------------------------------------------------------------------

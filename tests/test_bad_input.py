@@ -165,7 +165,7 @@ def case_admission_budget_as_share(tmp: Path) -> Bad:
 
 def case_unknown_technology(tmp: Path) -> Bad:
     text = GOOD_TIER.replace("DRAM-DDR3", "DRAM-DDR9")
-    known = [t["name"] for t in tierlab.techs()]
+    known = list(tierlab.techs()["name"])
     return _config_case(tmp, text, "tier[0].tech", '"DRAM-DDR9"', *known)
 
 
@@ -249,6 +249,19 @@ def case_negative_latency_override(tmp: Path) -> Bad:
 def case_negative_latency_of_builtin(tmp: Path) -> Bad:
     text = GOOD_TIER + '\n[techs.HDD]\nwrite_ns = "-2ms"\n'
     return _config_case(tmp, text, "techs.HDD.write_ns", "positive")
+
+
+def case_new_tech_without_transfer_model(tmp: Path) -> Bad:
+    # Defect 3 of issue 21: a medium without bandwidth moved pages for free.
+    text = GOOD_TIER + '\n[techs.MYSTERY]\nread_ns = 5\nwrite_ns = 5\nsource = "mine"\n'
+    return _config_case(
+        tmp, text, "techs.MYSTERY.bandwidth_mb_s", "no transfer model", "burst_bytes", "burst_ns"
+    )
+
+
+def case_tech_with_two_transfer_models(tmp: Path) -> Bad:
+    text = GOOD_TIER + "\n[techs.HDD]\nburst_bytes = 512\nburst_ns = 100\nbandwidth_mb_s = 9\n"
+    return _config_case(tmp, text, "techs.HDD.bandwidth_mb_s", "not both")
 
 
 def case_new_tech_without_base(tmp: Path) -> Bad:
@@ -542,6 +555,18 @@ def test_bench_three_tiers_absolute_capacity(
     t = _trace(tmp_path)
     r = tierlab_cmd("bench", t, "--tiers", "3", "--capacity", "1MiB", "--repeat", "1")
     assert_bad(r, "--capacity")
+
+
+@pytest.mark.parametrize(("cap", "needle"), [("x%", "not a size"), ("150%", "(0%, 100%]")])
+def test_bench_three_tiers_bad_share(
+    tierlab_cmd: Callable[..., Ran], tmp_path: Path, cap: str, needle: str
+) -> None:
+    """A share the engine would refuse is refused with --capacity named (bench's
+    own copy of share parsing split "x%" with float() and raised ValueError)."""
+    t = _trace(tmp_path)
+    r = tierlab_cmd("bench", t, "--tiers", "3", "--capacity", cap, "--repeat", "1")
+    line = assert_bad(r, "--capacity")
+    assert needle in line, line
 
 
 def test_share_too_small_message_is_readable(

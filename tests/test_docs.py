@@ -34,7 +34,7 @@ def test_techs_md_is_up_to_date() -> None:
 
 def test_techs_md_lists_every_entry_with_its_source() -> None:
     text = (DOCS / "techs.md").read_text(encoding="utf-8")
-    for t in tierlab.techs():
+    for t in tierlab.techs().to_dict("records"):
         row = next((ln for ln in text.splitlines() if ln.startswith(f"| {t['name']} |")), None)
         assert row is not None, t["name"]
         assert t["source"].replace("$", "\\$") in row, t["name"]

@@ -109,12 +109,17 @@ def test_hash_depends_on_the_config_only() -> None:
             [65536, 131072, 262144, 524288, 1048576],
         ),
         ('{ from = "10%", to = "40%", num = 4 }', ["10%", "20%", "30%", "40%"]),
+        # Sizes as the engine parses them (_core.parse_size): decimal units,
+        # fractions and exponents.
+        ('{ from = "4KB", to = "12KB", step = "4KB" }', [4000, 8000, 12000]),
+        ('{ from = "0.5KiB", to = "1.5 KiB", step = "512" }', [512, 1024, 1536]),
+        ('{ from = "1e3", to = "2e3", num = 2 }', [1000, 2000]),
     ],
 )
 def test_ranges(rng: str, values: list[object]) -> None:
     # Each range on a key that takes its kind of value: every point's config
     # is checked against the schema when the experiment loads.
-    sizes = isinstance(values[0], str) or values[0] == 1 << 16 or values[0] == 1 << 20
+    sizes = '"' in rng
     key = "tier[0].capacity" if sizes else "workload.alpha"
     e = load_experiment(experiment("r", f'[[axis]]\nkey = "{key}"\nrange = {rng}\n'))
     assert [p.labels[key] for p in e.points] == values

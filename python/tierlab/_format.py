@@ -86,6 +86,7 @@ def print_techs(techs: list[dict[str, Any]]) -> None:
     c = console()
     t = Table(title="technology catalog (tierlab techs --json: every field)", title_justify="left")
     t.add_column("name", no_wrap=True)
+    # A burst medium's transfer (bytes per burst / its time) is in the MB/s column.
     for col in ("read", "write", "erase", "MB/s", "unit", "cycles", "$/Gbit"):
         t.add_column(col, justify="right", no_wrap=True)
 
@@ -96,7 +97,8 @@ def print_techs(techs: list[dict[str, Any]]) -> None:
         t.add_row(
             x["name"], human_ns(x["read_ns"]), human_ns(x["write_ns"]),
             human_ns(x["erase_ns"]) if x.get("erase_ns") else "",
-            opt(x.get("bandwidth_mb_s"), "{:g}"), f"{x['access_unit']}",
+            opt(x.get("bandwidth_mb_s"), "{:g}")
+            or f"{x['burst_bytes']}B/{x['burst_ns']:g}ns", f"{x['access_unit']}",
             opt(x.get("endurance"), "{:.0e}"), opt(x.get("price_usd_per_gbit"), "{:g}"),
         )  # fmt: skip
     c.print(t)

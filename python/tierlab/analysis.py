@@ -181,22 +181,42 @@ def ratio_summary(eq: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
 # --------------------------------------------------------------------------
 
 
+def _entries(catalog: Any) -> list[dict[str, Any]]:
+    """A catalog given as a DataFrame (``tierlab.techs()``) or a sequence of
+    entries, as plain entries without missing figures."""
+    rows = catalog.to_dict("records") if hasattr(catalog, "to_dict") else list(catalog)
+    return [_entry(r) for r in rows]
+
+
+def _entry(t: Mapping[str, Any]) -> dict[str, Any]:
+    """An entry as JSON can carry it: a DataFrame row holds NaN where an
+    entry has no figure, numpy scalars, and floats in integer columns that
+    have a gap (``burst_bytes`` 32.0)."""
+    out: dict[str, Any] = {}
+    for k, v in t.items():
+        if hasattr(v, "item") and not isinstance(v, list | tuple | dict):
+            v = v.item()
+        if v is None or (isinstance(v, float) and v != v):
+            continue
+        if isinstance(v, float) and v.is_integer() and abs(v) < 2**53:
+            v = int(v)
+        out[k] = v
+    return out
+
+
 def _tech(
-    name_or_tech: str | Mapping[str, Any], catalog: Sequence[Mapping[str, Any]] | None
+    name_or_tech: str | Mapping[str, Any],
+    catalog: Sequence[Mapping[str, Any]] | pd.DataFrame | None,
 ) -> Mapping[str, Any]:
+    """The entry of a name (any letter case), as the engine finds it."""
+    import json
+
+    from tierlab import _core
+
     if isinstance(name_or_tech, Mapping):
         return name_or_tech
-    if catalog is None:
-        from tierlab.api import techs
-
-        catalog = techs()
-    for t in catalog:
-        if t["name"] == name_or_tech:
-            return t
-    from tierlab.errors import ConfigError
-
-    names = ", ".join(t["name"] for t in catalog)
-    raise ConfigError(f"unknown technology {name_or_tech!r}; expected one of {names}")
+    listed = None if catalog is None else json.dumps(_entries(catalog))
+    return dict(json.loads(_core.tech(str(name_or_tech), listed)))
 
 
 def access_ns(
@@ -206,16 +226,23 @@ def access_ns(
     *,
     slowdown: float = 1.0,
     overhead_ns: float = 0.0,
-    catalog: Sequence[Mapping[str, Any]] | None = None,
+    catalog: Sequence[Mapping[str, Any]] | pd.DataFrame | None = None,
 ) -> float:
-    """The engine's cost of one access (docs/hierarchy.md, timing model):
-    ``latency x slowdown + round_up(size, access_unit) x 1000 / bandwidth_mb_s
-    x slowdown + overhead``, with ``read_ns`` or ``write_ns`` as latency.
+    """The engine's cost of one access (docs/hierarchy.md, timing model),
+    computed by the engine's own cost function: ``latency x slowdown +
+    transfer x slowdown + overhead``, with ``read_ns`` or ``write_ns`` as
+    latency and as transfer ``round_up(size, access_unit) x 1000 /
+    bandwidth_mb_s``, or whole bursts of ``burst_bytes`` at ``burst_ns``
+    each.
 
     Parameters
     ----------
     tech
-        A catalog name (``tierlab.techs()``) or an entry of the same shape.
+        A catalog name (``tierlab.techs()``, any letter case) or an entry of
+        the same shape.
+    catalog
+        Where to look the name up (entries, or a DataFrame as
+        ``tierlab.techs()`` gives): the built-in catalog when None.
 
     Examples
     --------
@@ -224,15 +251,14 @@ def access_ns(
     >>> access_ns("NAND-SLC", 100)    # a whole 2 KiB page moves
     65960.0
     """
-    t = _tech(tech, catalog)
+    import json
+
+    from tierlab import _core
+
     if op not in ("read", "write"):
         raise ValueError(f"op {op!r}; expected read or write")
-    lat = float(t["read_ns" if op == "read" else "write_ns"])
-    unit = int(t.get("access_unit") or 1)
-    moved = -(-int(size) // unit) * unit
-    bw = t.get("bandwidth_mb_s")
-    transfer = moved * 1000.0 / float(bw) if bw else 0.0
-    return lat * slowdown + transfer * slowdown + overhead_ns
+    t = _entry(_tech(tech, catalog))
+    return float(_core.access_ns(json.dumps(t), int(size), op, float(slowdown), float(overhead_ns)))
 
 
 def break_even_hits(t_ns: float, big_t_ns: float, tm_ns: float) -> float:
@@ -263,7 +289,7 @@ def break_even_table(
     storages: Sequence[str],
     *,
     size: int = 4096,
-    catalog: Sequence[Mapping[str, Any]] | None = None,
+    catalog: Sequence[Mapping[str, Any]] | pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """:func:`break_even_hits` for each cache and storage technology pair,
     for a read of ``size`` bytes: ``t`` is the cache read, ``T`` the storage
@@ -279,9 +305,9 @@ def break_even_table(
     import pandas as pd
 
     if catalog is None:
-        from tierlab.api import techs
+        from tierlab.api import catalog_entries
 
-        catalog = techs()
+        catalog = catalog_entries()
     rows = []
     for c in caches:
         for s in storages:

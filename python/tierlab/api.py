@@ -245,9 +245,47 @@ def trace_generate(
     return dict(json.loads(_core.trace_convert(cfg, out, format == "csv", progress)))
 
 
-def techs() -> list[dict[str, Any]]:
-    """The built-in technology catalog, each entry with its source."""
-    return list(json.loads(_core.techs()))
+def techs() -> pd.DataFrame:
+    """The built-in technology catalog: one row per medium, one column per
+    field (``tierlab techs --json`` gives the same entries), each with its
+    ``source``. A figure the sources do not give is missing (NaN).
+
+    Examples
+    --------
+    >>> t = techs().set_index("name")
+    >>> float(t.loc["DRAM-DDR3", "read_ns"]), int(t.loc["NAND-SLC", "access_unit"])
+    (10.0, 2048)
+    """
+    import pandas as pd
+
+    entries = catalog_entries()
+    return pd.DataFrame(entries, columns=_fields(entries))
+
+
+def catalog_entries(overrides: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The catalog as the engine serialises it (the entries of
+    ``tierlab techs --json``; a field no source gives is left out), with a
+    config's ``[techs]`` table applied when given."""
+    raw = _core.techs(None if overrides is None else json.dumps(overrides))
+    return list(json.loads(raw))
+
+
+def _fields(entries: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Every field any entry has, in the engine's order: each entry lists
+    its fields in that order, so the order is the one all entries agree on
+    (a topological sort of their sequences; ties by first appearance)."""
+    seen: dict[str, int] = {}
+    after: dict[str, set[str]] = {}
+    for e in entries:
+        keys = list(e)
+        for i, k in enumerate(keys):
+            seen.setdefault(k, len(seen))
+            after.setdefault(k, set()).update(keys[:i])
+    cols: list[str] = []
+    while len(cols) < len(seen):
+        ready = [k for k in seen if k not in cols and after[k] <= set(cols)]
+        cols.append(min(ready, key=seen.__getitem__))
+    return cols
 
 
 def mrc(

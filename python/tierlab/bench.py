@@ -12,6 +12,7 @@ import statistics
 import time
 from typing import Any
 
+from tierlab import _core
 from tierlab.api import simulate
 from tierlab.errors import ConfigError
 
@@ -27,8 +28,14 @@ def bench_config(trace: str, policy: str, capacity: str | int, tiers: int) -> di
         def part(k: int) -> str | int:
             if isinstance(cap, int):
                 return max(1, cap * k // 7)
-            if cap.endswith("%"):
-                return f"{float(cap[:-1]) * k / 7:g}%"
+            # A share as the engine reads one (an out-of-range share or a
+            # non-size is its error).
+            try:
+                kind, n = _core.parse_size(cap)
+            except ConfigError as e:
+                raise ConfigError(f"--capacity {cap}: {e}") from None
+            if kind == "percent":
+                return f"{n * k / 7:g}%"
             raise ConfigError(
                 f"--capacity {cap}: with --tiers 3 give objects or a share such as 10%"
             )

@@ -380,41 +380,17 @@ def _label(v: Any) -> Any:
     return v
 
 
-_SIZE_UNITS = {
-    "": 1,
-    "B": 1,
-    "K": 1024,
-    "KiB": 1024,
-    "M": 1024**2,
-    "MiB": 1024**2,
-    "G": 1024**3,
-    "GiB": 1024**3,
-    "T": 1024**4,
-    "TiB": 1024**4,
-    "KB": 10**3,
-    "kB": 10**3,
-    "MB": 10**6,
-    "GB": 10**9,
-    "TB": 10**12,
-}
-_SIZE = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z]*)\s*")
-
-
 def _size(v: Any, where: str) -> tuple[float, str]:
-    """A range end: a number, a size (same units as the engine's) or a share."""
+    """A range end: a number, a size or a share, as the engine parses sizes
+    (``_core.parse_size``: "64MiB", "4KB", "10%")."""
     if isinstance(v, int | float) and not isinstance(v, bool):
         return float(v), "number"
     if isinstance(v, str):
-        t = v.strip()
-        if t.endswith("%"):
-            try:
-                return float(t[:-1]), "percent"
-            except ValueError:
-                pass
-        else:
-            m = _SIZE.fullmatch(t)
-            if m and m.group(2) in _SIZE_UNITS:
-                return float(m.group(1)) * _SIZE_UNITS[m.group(2)], "size"
+        try:
+            kind, n = _core.parse_size(v)
+        except ConfigError as e:
+            raise ConfigError(f"{where}: {v!r}: {e}") from None
+        return n, "size" if kind == "bytes" else "percent"
     raise ConfigError(
         f'{where}: {v!r}; expected a number, a size such as "64MiB" or a share such as "10%"'
     )

@@ -192,7 +192,7 @@ def compare_s5(df: pd.DataFrame, exp: dict[str, Any], store: Path) -> Comparison
     import pandas as pd
 
     from tierlab.analysis import break_even_table, gain_over_baseline
-    from tierlab.api import techs
+    from tierlab.api import catalog_entries
 
     g = gain_over_baseline(
         df,
@@ -223,14 +223,10 @@ def compare_s5(df: pd.DataFrame, exp: dict[str, Any], store: Path) -> Comparison
                         "difference (pts)": round(100 * _diff_to_range(m, lo, hi), 1),
                     }
                 )
-    catalog = techs()
-    custom = [{"name": k, **v} for k, v in exp["base"].get("techs", {}).items()]
-    resolved = []
-    for c in custom:
-        b = next((t for t in catalog if t["name"] == c.get("base")), {})
-        resolved.append({**b, **c})
+    # The engine applies the config's [techs] (bases, units, checks).
+    catalog = catalog_entries(exp["base"].get("techs", {}))
     techs_used = [str(s) for s in dict.fromkeys(df["backing.tech"])]
-    be = break_even_table(["DRAM-DDR3"], techs_used, catalog=[*catalog, *resolved])
+    be = break_even_table(["DRAM-DDR3"], techs_used, catalog=catalog)
     be["paper"] = [
         S5_BREAK_EVEN["SCM"] if "SCM" in s else S5_BREAK_EVEN["HDD"] if s == "HDD" else None
         for s in be["storage"]

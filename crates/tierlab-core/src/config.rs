@@ -802,6 +802,21 @@ policy = { type = "clock", bits = 2 }
     }
 
     #[test]
+    fn names_in_any_case() {
+        let toml = OK
+            .replace("tech = \"DRAM-DDR3\"", "tech = \"dram-ddr3\"")
+            .replace("policy = \"lru\"", "policy = \"LRU\"")
+            .replace("type = \"clock\"", "type = \"Clock\"");
+        let c = Config::from_toml_str(&toml).unwrap();
+        assert_eq!(c.tiers[0].policy.name(), "lru");
+        assert_eq!(c.tiers[1].policy.name(), "clock");
+        assert_eq!(
+            c.catalog().unwrap().get(&c.tiers[0].tech).unwrap().name,
+            "DRAM-DDR3"
+        );
+    }
+
+    #[test]
     fn errors_name_the_key_path() {
         let e = err(&OK.replace("policy = \"lru\"", "policy = \"lruu\""));
         assert!(

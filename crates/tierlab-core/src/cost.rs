@@ -1,7 +1,9 @@
-//! Turns accesses into simulated time.
+//! Turns accesses into simulated time: the one cost function, which
+//! `tierlab.analysis.access_ns` asks for through the binding.
 //!
 //! An access to a medium costs its latency, plus the transfer of the request
-//! rounded up to whole access units at the medium's bandwidth, plus the
+//! rounded up to whole access units at the medium's bandwidth (or in whole
+//! bursts, for a medium whose source gives a burst size and time), plus the
 //! tier's software overhead (S3 measures 21.6 us minor / 58.6 us major fault
 //! paths; S5 shows such overheads decide whether caching pays). Every access
 //! is on the request's critical path: no overlap between tiers is modelled,
@@ -14,7 +16,7 @@ pub struct AccessCost {
     /// Latency plus overhead of a read, and of a write.
     read_fixed: f64,
     write_fixed: f64,
-    /// Nanoseconds per byte moved; 0 when the medium gives no bandwidth.
+    /// Nanoseconds per byte moved.
     ns_per_byte: f64,
     unit: u64,
     /// `!(unit - 1)` when the unit is a power of two (every catalog unit
@@ -26,8 +28,19 @@ impl AccessCost {
     /// `slowdown` multiplies the latencies and divides the bandwidth (S1's
     /// file memory "k times slower than DRAM").
     pub fn new(t: &Technology, slowdown: f64, overhead_ns: f64) -> Self {
-        let ns_per_byte = t.bandwidth_mb_s.map_or(0.0, |mb| 1e3 / mb) * slowdown;
         let unit = t.access_unit.max(1) as u64;
+        // A burst medium moves whole bursts: rounding to the least common
+        // multiple of the access unit and the burst size charges both.
+        let (ns_per_byte, unit) = match (t.bandwidth_mb_s, t.burst_bytes, t.burst_ns) {
+            (_, Some(b), Some(ns)) if b > 0 => {
+                let b = b as u64;
+                (ns / b as f64, (unit / gcd(unit, b)).saturating_mul(b))
+            }
+            // `validate` refuses a medium without a transfer model; a
+            // bandwidth of None here is only a hand-built Technology.
+            (bw, _, _) => (bw.map_or(0.0, |mb| 1e3 / mb), unit),
+        };
+        let ns_per_byte = ns_per_byte * slowdown;
         AccessCost {
             pow2_mask: if unit.is_power_of_two() {
                 !(unit - 1)
@@ -38,6 +51,15 @@ impl AccessCost {
             write_fixed: t.write_ns * slowdown + overhead_ns,
             ns_per_byte,
             unit,
+        }
+    }
+
+    /// The cost of one access of `size` bytes.
+    pub fn access(&self, size: u32, write: bool) -> f64 {
+        if write {
+            self.write(size)
+        } else {
+            self.read(size)
         }
     }
 
@@ -65,6 +87,14 @@ impl AccessCost {
     }
 }
 
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,5 +111,29 @@ mod tests {
         let fm = AccessCost::new(c.get("FILE-MEMORY").unwrap(), 3.0, 0.0);
         let dram = AccessCost::new(c.get("FILE-MEMORY").unwrap(), 1.0, 0.0);
         assert!((fm.read(4096) - 3.0 * dram.read(4096)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn burst_media_move_whole_bursts() {
+        let c = Catalog::builtin();
+        let nor = AccessCost::new(c.get("NOR").unwrap(), 1.0, 0.0);
+        // 200 ns + 128 pages of 32 bytes at 475 ns each (M29EW page reads).
+        assert!((nor.read(4096) - (200.0 + 128.0 * 475.0)).abs() < 1e-6);
+        // One byte still moves a whole page.
+        assert!((nor.read(1) - (200.0 + 475.0)).abs() < 1e-6);
+        let fram = AccessCost::new(c.get("FRAM").unwrap(), 2.0, 0.0);
+        assert!((fram.read(3) - 2.0 * (55.0 + 2.0 * 25.0)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn page_access_order() {
+        // The defect: PCM moved a 4 KiB page in no time and beat DRAM.
+        let c = Catalog::builtin();
+        let page = |n: &str| AccessCost::new(c.get(n).unwrap(), 1.0, 0.0).read(4096);
+        assert!(page("DRAM-DDR3") < page("PCM-SLC"));
+        assert!(page("PCM-SLC") <= page("PCM-MLC"));
+        assert!(page("NOR") > page("DRAM-DDR3"));
+        assert!(page("FRAM") > page("DRAM-DDR3"));
+        assert!(page("NAND-SLC") < page("HDD"));
     }
 }

@@ -50,7 +50,7 @@ pub fn deserialize<'de, D: Deserializer<'de>, T: Named>(d: D) -> Result<T, D::Er
             )
         }
         fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
-            T::from_parts(v, Params::new()).map_err(E::custom)
+            T::from_parts(canonical::<T>(v), Params::new()).map_err(E::custom)
         }
         fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
             let mut m: Params =
@@ -71,10 +71,21 @@ pub fn deserialize<'de, D: Deserializer<'de>, T: Named>(d: D) -> Result<T, D::Er
                     )))
                 }
             };
-            T::from_parts(&name, m).map_err(de::Error::custom)
+            T::from_parts(canonical::<T>(&name), m).map_err(de::Error::custom)
         }
     }
     d.deserialize_any(V(PhantomData))
+}
+
+/// The registry's spelling of `name`, matched without regard to case
+/// (`"LRU"` is `"lru"`); an unknown name is returned as written, for the
+/// registry's own message, which lists the names as they are spelt.
+fn canonical<T: Named>(name: &str) -> &str {
+    T::names()
+        .iter()
+        .find(|n| n.eq_ignore_ascii_case(name))
+        .copied()
+        .unwrap_or(name)
 }
 
 fn article(what: &str) -> &'static str {

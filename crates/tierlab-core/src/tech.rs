@@ -12,6 +12,10 @@ pub enum TechError {
     Unknown { name: String, known: String },
     #[error("a new technology {name:?} needs `{missing}`, or `base` = the name of a catalog entry to start from")]
     Incomplete { name: String, missing: &'static str },
+    #[error("technology {name:?} has no transfer model: {TRANSFER_FORMS}")]
+    NoTransfer { name: String },
+    #[error("technology {name:?} gives two transfer models; {TRANSFER_FORMS}, not both")]
+    TwoTransfers { name: String },
     #[error("{field} = {value} is out of range: {allowed}")]
     Range {
         field: &'static str,
@@ -19,6 +23,10 @@ pub enum TechError {
         allowed: &'static str,
     },
 }
+
+/// What a medium's transfer model may be, for messages.
+pub const TRANSFER_FORMS: &str = "give `bandwidth_mb_s` (MB/s), or `burst_bytes` and `burst_ns` \
+     (the bytes one burst moves and its time in ns), each with its source";
 
 /// One medium. Latencies in ns, bandwidth in MB/s (10^6 B/s).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -30,9 +38,15 @@ pub struct Technology {
     pub write_ns: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub erase_ns: Option<f64>,
-    /// Absent: transfers cost no time beyond the access latency.
+    /// The transfer model is this bandwidth, or a burst (`burst_bytes` moved
+    /// in `burst_ns`): one of the two, never neither (`validate`), so no
+    /// medium moves a page for free.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bandwidth_mb_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_bytes: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_ns: Option<f64>,
     /// Requests are rounded up to whole units when transferred.
     #[serde(default = "one")]
     pub access_unit: u32,
@@ -75,6 +89,8 @@ pub struct TechOverride {
     pub write_ns: Option<crate::units::Nanos>,
     pub erase_ns: Option<crate::units::Nanos>,
     pub bandwidth_mb_s: Option<f64>,
+    pub burst_bytes: Option<u32>,
+    pub burst_ns: Option<crate::units::Nanos>,
     pub access_unit: Option<u32>,
     pub energy_read_pj: Option<f64>,
     pub energy_write_pj: Option<f64>,
@@ -121,11 +137,34 @@ impl Catalog {
         }
     }
 
+    /// A catalog of the given entries (already validated) instead of the
+    /// built-in ones.
+    pub fn from_entries(entries: Vec<Technology>) -> Self {
+        Catalog {
+            techs: entries.into_iter().map(|t| (t.name.clone(), t)).collect(),
+        }
+    }
+
+    /// The entry named `name`, in any letter case (`"dram-ddr3"` is
+    /// DRAM-DDR3); messages list the names as the catalog spells them.
     pub fn get(&self, name: &str) -> Result<&Technology, TechError> {
-        self.techs.get(name).ok_or_else(|| TechError::Unknown {
-            name: name.to_string(),
-            known: self.techs.keys().cloned().collect::<Vec<_>>().join(", "),
-        })
+        self.canonical(name)
+            .and_then(|n| self.techs.get(n))
+            .ok_or_else(|| TechError::Unknown {
+                name: name.to_string(),
+                known: self.techs.keys().cloned().collect::<Vec<_>>().join(", "),
+            })
+    }
+
+    /// The catalog's spelling of `name`, matched without regard to case.
+    fn canonical(&self, name: &str) -> Option<&str> {
+        if let Some((k, _)) = self.techs.get_key_value(name) {
+            return Some(k);
+        }
+        self.techs
+            .keys()
+            .find(|k| k.eq_ignore_ascii_case(name))
+            .map(String::as_str)
     }
 
     pub fn all(&self) -> impl Iterator<Item = &Technology> {
@@ -135,6 +174,9 @@ impl Catalog {
     /// Applies one override. Errors are (field, error) so the caller can build
     /// the key path.
     pub fn apply(&mut self, name: &str, o: &TechOverride) -> Result<(), (&'static str, TechError)> {
+        // `[techs.hdd]` overrides HDD, as `tech = "hdd"` names it.
+        let name = self.canonical(name).unwrap_or(name).to_string();
+        let name = name.as_str();
         let mut t = match (&o.base, self.techs.get(name)) {
             (Some(base), _) => self.get(base).map_err(|e| ("base", e))?.clone(),
             (None, Some(t)) => t.clone(),
@@ -155,6 +197,12 @@ impl Catalog {
                 need(o.read_ns.is_some(), "read_ns")?;
                 need(o.write_ns.is_some(), "write_ns")?;
                 need(o.source.is_some(), "source")?;
+                if o.bandwidth_mb_s.is_none() && o.burst_bytes.is_none() && o.burst_ns.is_none() {
+                    return Err((
+                        "bandwidth_mb_s",
+                        TechError::NoTransfer { name: name.into() },
+                    ));
+                }
                 Technology {
                     name: name.into(),
                     kind: "custom".into(),
@@ -162,6 +210,8 @@ impl Catalog {
                     write_ns: 0.0,
                     erase_ns: None,
                     bandwidth_mb_s: None,
+                    burst_bytes: None,
+                    burst_ns: None,
                     access_unit: 1,
                     energy_read_pj: None,
                     energy_write_pj: None,
@@ -184,9 +234,22 @@ impl Catalog {
         macro_rules! set_opt {
             ($($f:ident),*) => { $( if let Some(v) = &o.$f { t.$f = Some(v.clone().into()); } )* };
         }
+        // The override's transfer model replaces the base's, whichever form
+        // either is in; giving both forms is refused by `validate`.
+        if o.bandwidth_mb_s.is_some() && o.burst_bytes.is_none() && o.burst_ns.is_none() {
+            t.burst_bytes = None;
+            t.burst_ns = None;
+        }
+        if o.bandwidth_mb_s.is_none() && (o.burst_bytes.is_some() || o.burst_ns.is_some()) {
+            t.bandwidth_mb_s = None;
+        }
+        if let Some(v) = o.burst_ns {
+            t.burst_ns = Some(v.0);
+        }
         set!(kind, access_unit, volatile, byte_addressable, source);
         set_opt!(
             bandwidth_mb_s,
+            burst_bytes,
             energy_read_pj,
             energy_write_pj,
             active_mw_per_gbit,
@@ -231,8 +294,53 @@ pub fn validate(t: &Technology) -> Result<(), (&'static str, TechError)> {
     };
     pos("read_ns", t.read_ns)?;
     pos("write_ns", t.write_ns)?;
-    if let Some(b) = t.bandwidth_mb_s {
-        pos("bandwidth_mb_s", b)?;
+    match (t.bandwidth_mb_s, t.burst_bytes, t.burst_ns) {
+        (Some(b), None, None) => pos("bandwidth_mb_s", b)?,
+        (None, Some(n), Some(ns)) => {
+            if n == 0 {
+                return Err((
+                    "burst_bytes",
+                    TechError::Range {
+                        field: "burst_bytes",
+                        value: 0.0,
+                        allowed: "must be at least 1 byte",
+                    },
+                ));
+            }
+            pos("burst_ns", ns)?;
+        }
+        (None, None, None) => {
+            return Err((
+                "bandwidth_mb_s",
+                TechError::NoTransfer {
+                    name: t.name.clone(),
+                },
+            ))
+        }
+        (None, None, Some(_)) => {
+            return Err((
+                "burst_bytes",
+                TechError::NoTransfer {
+                    name: t.name.clone(),
+                },
+            ))
+        }
+        (None, Some(_), None) => {
+            return Err((
+                "burst_ns",
+                TechError::NoTransfer {
+                    name: t.name.clone(),
+                },
+            ))
+        }
+        (Some(_), _, _) => {
+            return Err((
+                "bandwidth_mb_s",
+                TechError::TwoTransfers {
+                    name: t.name.clone(),
+                },
+            ))
+        }
     }
     if let Some(e) = t.erase_ns {
         pos("erase_ns", e)?;
@@ -297,5 +405,84 @@ mod tests {
         };
         assert_eq!(c.apply("HDD", &bad).unwrap_err().0, "read_ns");
         assert!(c.apply("NEW", &TechOverride::default()).is_err());
+    }
+
+    #[test]
+    fn names_in_any_case() {
+        let mut c = Catalog::builtin();
+        assert_eq!(c.get("dram-ddr3").unwrap().name, "DRAM-DDR3");
+        assert_eq!(c.get("Pcm-Slc").unwrap().name, "PCM-SLC");
+        let e = c.get("nope").unwrap_err().to_string();
+        assert!(e.contains("DRAM-DDR3") && e.contains("ReRAM"), "{e}");
+        // `[techs.hdd]` changes HDD rather than adding a second entry.
+        let o = TechOverride {
+            read_ns: Some(crate::units::Nanos(1e6)),
+            ..Default::default()
+        };
+        c.apply("hdd", &o).unwrap();
+        assert_eq!(c.get("HDD").unwrap().read_ns, 1e6);
+        assert_eq!(
+            c.all()
+                .filter(|t| t.name.eq_ignore_ascii_case("hdd"))
+                .count(),
+            1
+        );
+    }
+
+    #[test]
+    fn every_medium_needs_a_transfer_model() {
+        for t in builtin() {
+            let burst = t.burst_bytes.is_some() && t.burst_ns.is_some();
+            assert!(
+                t.bandwidth_mb_s.is_some() != burst,
+                "{}: one transfer model",
+                t.name
+            );
+        }
+        let mut c = Catalog::builtin();
+        let bare = TechOverride {
+            read_ns: Some(crate::units::Nanos(5.0)),
+            write_ns: Some(crate::units::Nanos(5.0)),
+            source: Some("mine".into()),
+            ..Default::default()
+        };
+        let (field, e) = c.apply("MINE", &bare).unwrap_err();
+        assert_eq!(field, "bandwidth_mb_s");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("bandwidth_mb_s") && msg.contains("burst_ns"),
+            "{msg}"
+        );
+        let burst = TechOverride {
+            burst_bytes: Some(8),
+            burst_ns: Some(crate::units::Nanos(10.0)),
+            ..bare.clone()
+        };
+        c.apply("MINE", &burst).unwrap();
+        // An override's model replaces the base's, whichever form.
+        let bw = TechOverride {
+            base: Some("MINE".into()),
+            bandwidth_mb_s: Some(100.0),
+            ..Default::default()
+        };
+        c.apply("MINE2", &bw).unwrap();
+        assert_eq!(c.get("MINE2").unwrap().burst_bytes, None);
+        let both = TechOverride {
+            burst_bytes: Some(8),
+            burst_ns: Some(crate::units::Nanos(10.0)),
+            bandwidth_mb_s: Some(100.0),
+            ..Default::default()
+        };
+        assert!(c
+            .apply("HDD", &both)
+            .unwrap_err()
+            .1
+            .to_string()
+            .contains("not both"));
+        let half = TechOverride {
+            burst_bytes: Some(8),
+            ..Default::default()
+        };
+        assert_eq!(c.apply("HDD", &half).unwrap_err().0, "burst_ns");
     }
 }

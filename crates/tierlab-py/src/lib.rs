@@ -5,7 +5,9 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use tierlab_core::config::Config;
+use tierlab_core::cost::AccessCost;
 use tierlab_core::sim::{self, Simulation};
+use tierlab_core::tech::{Catalog, TechOverride, Technology};
 use tierlab_core::Error;
 
 create_exception!(
@@ -27,30 +29,106 @@ create_exception!(
     "A trace cannot be read: the message names the file and the place."
 );
 
-/// The one mapping from core errors to Python exceptions.
-fn to_py(e: Error) -> PyErr {
-    match e {
-        Error::Config(e) => ConfigError::new_err(e.to_string()),
-        Error::Trace(e) => TraceError::new_err(e.to_string()),
+/// What a binding function fails with: a core error, raised as its Python
+/// exception by the one mapping below, or a Python error (a progress
+/// callback's, Ctrl-C's KeyboardInterrupt) passed through. `?` converts
+/// any core error into it, so no function maps errors by hand.
+enum Failure {
+    Core(Error),
+    Py(PyErr),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Core(e)
     }
 }
 
-/// Runs the engine in chunks of `chunk` requests with the GIL released,
-/// checking for Ctrl-C and reporting progress between chunks.
-fn drive(
-    py: Python<'_>,
-    progress: Option<&Bound<'_, PyAny>>,
-    total: Option<u64>,
-    mut step: impl FnMut() -> Result<(bool, u64), Error> + Send,
-) -> PyResult<()> {
-    loop {
-        let (done, n) = py.allow_threads(&mut step).map_err(to_py)?;
-        py.check_signals()?;
-        if let Some(cb) = progress {
-            cb.call1((n, total))?;
+impl From<tierlab_core::config::ConfigError> for Failure {
+    fn from(e: tierlab_core::config::ConfigError) -> Self {
+        Failure::Core(e.into())
+    }
+}
+
+impl From<tierlab_core::trace::TraceError> for Failure {
+    fn from(e: tierlab_core::trace::TraceError) -> Self {
+        Failure::Core(e.into())
+    }
+}
+
+impl From<PyErr> for Failure {
+    fn from(e: PyErr) -> Self {
+        Failure::Py(e)
+    }
+}
+
+/// The one mapping from core errors to Python exceptions.
+impl From<Failure> for PyErr {
+    fn from(f: Failure) -> PyErr {
+        match f {
+            Failure::Core(Error::Config(e)) => ConfigError::new_err(e.to_string()),
+            Failure::Core(Error::Trace(e)) => TraceError::new_err(e.to_string()),
+            Failure::Py(e) => e,
         }
-        if done {
-            return Ok(());
+    }
+}
+
+type Res<T> = Result<T, Failure>;
+
+/// Requests between two progress reports of the trace tools and curves.
+const EVERY: u64 = 1_000_000;
+
+/// The one progress mechanism of every long call: the engine calls `tick`
+/// with the requests done so far, from threads that do not hold the GIL;
+/// every `every` requests it takes the GIL to check for Ctrl-C and call the
+/// Python callback with (done, total). A raised exception stops the engine
+/// (`tick` returns false) and is re-raised by `finish`.
+struct Progress {
+    cb: Option<Py<PyAny>>,
+    total: Option<u64>,
+    every: u64,
+    next: u64,
+    err: Option<PyErr>,
+}
+
+impl Progress {
+    fn new(cb: Option<Bound<'_, PyAny>>, total: Option<u64>, every: u64) -> Self {
+        let every = every.max(1);
+        Progress {
+            cb: cb.map(|c| c.unbind()),
+            total,
+            every,
+            next: every,
+            err: None,
+        }
+    }
+    fn tick(&mut self, n: u64) -> bool {
+        if n < self.next {
+            return true;
+        }
+        self.next = n + self.every;
+        self.report(n)
+    }
+    /// Reports `n` now (the last count of a call, whatever `every` is).
+    fn report(&mut self, n: u64) -> bool {
+        Python::with_gil(|py| {
+            let r = py.check_signals().and_then(|_| match &self.cb {
+                Some(cb) => cb.call1(py, (n, self.total)).map(|_| ()),
+                None => Ok(()),
+            });
+            match r {
+                Ok(()) => true,
+                Err(e) => {
+                    self.err = Some(e);
+                    false
+                }
+            }
+        })
+    }
+    fn finish<T, E: Into<Error>>(self, r: Result<T, E>) -> Res<T> {
+        match (self.err, r) {
+            (Some(e), _) => Err(e.into()),
+            (None, r) => r.map_err(|e| Failure::Core(e.into())),
         }
     }
 }
@@ -66,14 +144,20 @@ fn simulate(
     config_json: &str,
     progress: Option<Bound<'_, PyAny>>,
     chunk: u64,
-) -> PyResult<String> {
-    let cfg = Config::from_json_str(config_json).map_err(|e| to_py(e.into()))?;
-    let mut s = py.allow_threads(|| Simulation::new(&cfg)).map_err(to_py)?;
-    let total = s.len_hint();
-    drive(py, progress.as_ref(), total, || {
-        let done = s.step(chunk.max(1))?;
-        Ok((done, s.processed()))
-    })?;
+) -> Res<String> {
+    let cfg = Config::from_json_str(config_json)?;
+    let mut s = py.allow_threads(|| Simulation::new(&cfg))?;
+    let mut p = Progress::new(progress, s.len_hint(), chunk);
+    let r = py.allow_threads(|| -> Result<(), Error> {
+        loop {
+            let done = s.step(chunk.max(1))?;
+            // Every chunk is reported, the last (shorter) one included.
+            if !p.report(s.processed()) || done {
+                return Ok(());
+            }
+        }
+    });
+    p.finish(r)?;
     let r = s.result();
     let out = serde_json::json!({ "summary": r, "timeline": r.timeline });
     Ok(out.to_string())
@@ -101,55 +185,109 @@ fn workload_error(config_json: &str) -> Option<(String, String)> {
         .map(|e| (e.path, e.msg))
 }
 
-/// techs() -> str: the built-in technology catalog as a JSON list.
+/// techs(overrides_json=None) -> str
+///
+/// The technology catalog as a JSON list: the built-in one, or with a
+/// config's `[techs]` table (JSON of name -> override) applied.
 #[pyfunction]
-fn techs() -> String {
-    serde_json::to_string(tierlab_core::tech::builtin()).expect("the catalog serialises")
+#[pyo3(signature = (overrides_json=None))]
+fn techs(overrides_json: Option<&str>) -> Res<String> {
+    let c = catalog(overrides_json, None)?;
+    let all: Vec<_> = c.all().collect();
+    Ok(serde_json::to_string(&all).expect("the catalog serialises"))
 }
 
-/// Calls a Python progress callback from engine threads every `every`
-/// requests, taking the GIL only then; a raised exception (Ctrl-C included)
-/// stops the engine and is re-raised.
-struct Reporter {
-    cb: Option<Py<PyAny>>,
-    every: u64,
-    next: u64,
-    err: Option<PyErr>,
-}
-
-impl Reporter {
-    fn new(cb: Option<Bound<'_, PyAny>>) -> Self {
-        Reporter {
-            cb: cb.map(|c| c.unbind()),
-            every: 1_000_000,
-            next: 1_000_000,
-            err: None,
-        }
-    }
-    fn tick(&mut self, n: u64) -> bool {
-        if n < self.next {
-            return true;
-        }
-        self.next = n + self.every;
-        Python::with_gil(|py| {
-            let r = py.check_signals().and_then(|_| match &self.cb {
-                Some(cb) => cb.call1(py, (n, None::<u64>)).map(|_| ()),
-                None => Ok(()),
-            });
-            match r {
-                Ok(()) => true,
-                Err(e) => {
-                    self.err = Some(e);
-                    false
-                }
+/// The built-in catalog, or the entries of `entries_json` (a JSON list as
+/// `techs()` gives), with `overrides_json` (a config's `[techs]`) applied.
+fn catalog(overrides_json: Option<&str>, entries_json: Option<&str>) -> Res<Catalog> {
+    let conf = |path: String, msg: String| tierlab_core::config::ConfigError::at(path, msg);
+    let mut c = match entries_json {
+        None => Catalog::builtin(),
+        Some(j) => {
+            let entries: Vec<Technology> = serde_json::from_str(j).map_err(|e| {
+                conf(
+                    "catalog".to_string(),
+                    format!("{e}; expected entries as tierlab.techs() gives them"),
+                )
+            })?;
+            for t in &entries {
+                tierlab_core::tech::validate(t)
+                    .map_err(|(f, e)| conf(format!("catalog.{}.{f}", t.name), e.to_string()))?;
             }
-        })
-    }
-    fn finish<T, E: Into<Error>>(self, r: Result<T, E>) -> PyResult<T> {
-        match (self.err, r) {
-            (Some(e), _) => Err(e),
-            (None, r) => r.map_err(|e| to_py(e.into())),
+            Catalog::from_entries(entries)
         }
+    };
+    if let Some(j) = overrides_json {
+        let o: std::collections::BTreeMap<String, TechOverride> =
+            serde_json::from_str(j).map_err(|e| conf("techs".into(), e.to_string()))?;
+        for (name, t) in &o {
+            c.apply(name, t)
+                .map_err(|(f, e)| conf(format!("techs.{name}.{f}"), e.to_string()))?;
+        }
+    }
+    Ok(c)
+}
+
+/// tech(name, catalog_json=None) -> str
+///
+/// One catalog entry as JSON, its name matched in any letter case; from
+/// `catalog_json` (a JSON list as `techs()` gives) when given.
+#[pyfunction]
+#[pyo3(signature = (name, catalog_json=None))]
+fn tech(name: &str, catalog_json: Option<&str>) -> Res<String> {
+    let c = catalog(None, catalog_json)?;
+    // A message with no key path: the name is an argument, not a config key.
+    let t = c
+        .get(name)
+        .map_err(|e| Failure::Py(ConfigError::new_err(e.to_string())))?;
+    Ok(serde_json::to_string(t).expect("an entry serialises"))
+}
+
+/// access_ns(tech_json, size, op="read", slowdown=1.0, overhead_ns=0.0) -> float
+///
+/// The engine's cost of one access of `size` bytes to the medium
+/// `tech_json` (an entry as `techs()` gives it), by the engine's own cost
+/// function.
+#[pyfunction]
+#[pyo3(signature = (tech_json, size, op="read", slowdown=1.0, overhead_ns=0.0))]
+fn access_ns(tech_json: &str, size: u32, op: &str, slowdown: f64, overhead_ns: f64) -> Res<f64> {
+    use tierlab_core::config::ConfigError as E;
+    let t: Technology = serde_json::from_str(tech_json).map_err(|e| {
+        E::at(
+            "tech",
+            format!("{e}; expected an entry as tierlab.techs() gives it"),
+        )
+    })?;
+    tierlab_core::tech::validate(&t).map_err(|(f, e)| E::at(format!("tech.{f}"), e.to_string()))?;
+    let write = match op {
+        "read" => false,
+        "write" => true,
+        _ => return Err(E::at("op", format!("{op:?}; expected read or write")).into()),
+    };
+    if !(slowdown.is_finite() && slowdown > 0.0) {
+        let msg = format!("{slowdown} is out of range: must be a positive number");
+        return Err(E::at("slowdown", msg).into());
+    }
+    if !(overhead_ns.is_finite() && overhead_ns >= 0.0) {
+        let msg = format!("{overhead_ns} is out of range: must be a number of ns >= 0");
+        return Err(E::at("overhead_ns", msg).into());
+    }
+    Ok(AccessCost::new(&t, slowdown, overhead_ns).access(size, write))
+}
+
+/// parse_size(text) -> tuple[str, float]
+///
+/// A size as configs write it: ("bytes", n) for "64MiB", "4KB", "512", or
+/// ("percent", p) for a share of the footprint "10%"; a ConfigError naming
+/// the accepted forms otherwise.
+#[pyfunction]
+fn parse_size(text: &str) -> Res<(&'static str, f64)> {
+    use tierlab_core::units::Size;
+    match tierlab_core::units::parse_size(text) {
+        Ok(Size::Absolute(n)) => Ok(("bytes", n as f64)),
+        Ok(Size::Percent(p)) => Ok(("percent", p)),
+        // No key path: the caller knows where the text came from.
+        Err(msg) => Err(Failure::Py(ConfigError::new_err(msg))),
     }
 }
 
@@ -162,9 +300,9 @@ fn trace_stats(
     py: Python<'_>,
     config_json: &str,
     progress: Option<Bound<'_, PyAny>>,
-) -> PyResult<String> {
+) -> Res<String> {
     let source = workload_source(config_json)?;
-    let mut rep = Reporter::new(progress);
+    let mut rep = Progress::new(progress, None, EVERY);
     let r = py.allow_threads(|| sim::trace_stats(&source, |n| rep.tick(n)));
     let st = rep.finish(r)?;
     Ok(serde_json::to_string(&st).expect("stats serialise"))
@@ -183,9 +321,9 @@ fn trace_convert(
     out_path: std::path::PathBuf,
     csv: bool,
     progress: Option<Bound<'_, PyAny>>,
-) -> PyResult<String> {
+) -> Res<String> {
     let source = workload_source(config_json)?;
-    let mut rep = Reporter::new(progress);
+    let mut rep = Progress::new(progress, None, EVERY);
     let r = py.allow_threads(|| {
         let tick = |n| rep.tick(n);
         if csv {
@@ -199,10 +337,9 @@ fn trace_convert(
 }
 
 /// The workload of a config that may have no tiers (trace tools need none).
-fn workload_source(config_json: &str) -> PyResult<tierlab_core::config::Source> {
-    let w =
-        tierlab_core::config::workload_only_from_json(config_json).map_err(|e| to_py(e.into()))?;
-    w.source().map_err(|e| to_py(e.into()))
+fn workload_source(config_json: &str) -> Res<tierlab_core::config::Source> {
+    let w = tierlab_core::config::workload_only_from_json(config_json)?;
+    Ok(w.source()?)
 }
 
 /// mrc(config_json, sizes=None, shards_rate=None, shards_size=None, simulate=False,
@@ -224,21 +361,17 @@ fn mrc(
     shards_size: Option<usize>,
     simulate: bool,
     progress: Option<Bound<'_, PyAny>>,
-) -> PyResult<(Vec<u64>, Vec<f64>, u64)> {
+) -> Res<(Vec<u64>, Vec<f64>, u64)> {
     use tierlab_core::mrc::{self, MrcOptions, Sampling};
-    let conf = |e: tierlab_core::config::ConfigError| to_py(e.into());
-    let sizes = sizes
-        .map(|s| mrc::parse_sizes(&s))
-        .transpose()
-        .map_err(conf)?;
-    let mut rep = Reporter::new(progress);
+    let sizes = sizes.map(|s| mrc::parse_sizes(&s)).transpose()?;
+    let mut rep = Progress::new(progress, None, EVERY);
     let r = if simulate {
-        let cfg = Config::from_json_str(config_json).map_err(conf)?;
+        let cfg = Config::from_json_str(config_json)?;
         let sizes = sizes.unwrap_or_default();
         py.allow_threads(|| mrc::simulate_sizes(&cfg, &sizes, |n| rep.tick(n)))
     } else {
-        let w = tierlab_core::config::workload_only_from_json(config_json).map_err(conf)?;
-        let source = w.source().map_err(conf)?;
+        let w = tierlab_core::config::workload_only_from_json(config_json)?;
+        let source = w.source()?;
         let unit_size = w.unit_size;
         py.allow_threads(|| {
             let sizes = sizes
@@ -266,6 +399,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TraceError", m.py().get_type::<TraceError>())?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(techs, m)?)?;
+    m.add_function(wrap_pyfunction!(tech, m)?)?;
+    m.add_function(wrap_pyfunction!(access_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(config_schema_error, m)?)?;
     m.add_function(wrap_pyfunction!(workload_error, m)?)?;
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;

@@ -23,9 +23,9 @@ def files(a: argparse.Namespace) -> Files:
 def handle(a: argparse.Namespace) -> int:
     import json
 
-    from tierlab.api import techs
+    from tierlab.api import catalog_entries
 
-    t = techs()
+    t = catalog_entries()
     if a.json:
         print(json.dumps(t, indent=1))
     else:
