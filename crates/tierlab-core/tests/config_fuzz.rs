@@ -515,7 +515,7 @@ fn random_configs_end_in_a_result_or_one_error_line() {
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(300);
+        .unwrap_or(600);
     let config = RunnerConfig {
         cases,
         failure_persistence: None,
