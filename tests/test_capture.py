@@ -133,6 +133,69 @@ def test_capture_bad_input(tmp_path: Path, args: list[str], message: str) -> Non
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    "kind, cmd, message",
+    [
+        # Regression: exit 0 with a 3-request trace (the loader's reads) and
+        # a note about status 127.
+        (
+            "files",
+            ["sh", "-c", "nosuch"],
+            "error: sh -c nosuch: exit status 127 (command not found) before any other program ran",
+        ),
+        (
+            "files",
+            ["sh", "-c", "./nosuch"],
+            'execve("./nosuch") failed with ENOENT',
+        ),
+        ("files", ["BAD"], "cannot start: execve("),
+        ("memory", ["sh", "-c", "nosuch"], "exit status 127 (command not found)"),
+    ],
+)
+def test_a_program_that_cannot_start_is_an_error(
+    tmp_path: Path, kind: str, cmd: list[str], message: str
+) -> None:
+    # A script whose interpreter is missing: the exec itself fails.
+    bad = tmp_path / "bad.sh"
+    bad.write_text("#!/no/such/interpreter\n")
+    bad.chmod(0o755)
+    out = tmp_path / ("t.strace" if kind == "files" else "t.lackey")
+    cmd = [str(bad) if c == "BAD" else c for c in cmd]
+    r = tierlab_cli("capture", kind, "-o", out, "--", *cmd)
+    assert r.returncode == 2, r
+    assert message in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    err = [line for line in r.stderr.splitlines() if line.startswith("error: ")]
+    assert len(err) == 1 and r.stderr.splitlines()[-1] == err[0], r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.sh"]
+
+
+def test_a_program_that_ran_and_failed_is_still_captured(tmp_path: Path) -> None:
+    """Status 127 after another program ran is the program's own failure."""
+    out = tmp_path / "t.strace"
+    c = capture_files(["sh", "-c", "cat /etc/hostname > /dev/null; exit 127"], out)
+    assert c.exit_code == 127 and out.is_file()
+    assert c.stats["reads"] >= 1
+
+
+def test_rm_rf_deletes_are_recorded(tmp_path: Path) -> None:
+    """Regression: rm -rf unlinks through a descriptor on the directory
+    (`unlinkat(4, "f1", 0)`); the path was taken as "f1", a file the trace
+    never touched, and no deletes were recorded."""
+    d = tmp_path / "d"
+    (d / "sub").mkdir(parents=True)
+    files = [d / "f1", d / "f2", d / "sub" / "f3"]
+    for f in files:
+        f.write_bytes(b"x" * 10000)  # 3 pages of 4 KiB
+    out = tmp_path / "rm.strace"
+    names = " ".join(map(str, files))
+    c = capture_files(["sh", "-c", f"cat {names} > /dev/null && rm -rf {d}"], out)
+    assert not d.exists()
+    s = c.stats
+    assert s["deletes"] == 9, s  # every page cat read, of all three files
+    assert s["reads"] >= 9, s
+
+
 def test_a_log_over_a_fifo_is_refused(tmp_path: Path) -> None:
     fifo = tmp_path / "t.strace"
     os.mkfifo(fifo)

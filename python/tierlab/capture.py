@@ -12,6 +12,7 @@ deletes become reads, and the CLI says so).
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -31,7 +32,8 @@ class Capture:
     """What a capture produced."""
 
     output: Path
-    #: The program's exit status (the capture of a failing program still stands).
+    #: The program's exit status (the capture of a program that ran and
+    #: failed still stands; one that could not start is an error).
     exit_code: int
     #: Stats of the captured requests, as ``tierlab.trace_stats`` gives them.
     stats: dict[str, Any]
@@ -42,7 +44,7 @@ def _tool(name: str) -> str:
     if path is None:
         raise TierlabError(
             f"{name} is not installed\nhint: apt-get install {name} "
-            "(`make test` installs it on this project's machines)"
+            "(the Makefile's `make deps` installs it)"
         )
     return path
 
@@ -81,6 +83,12 @@ def _capture(
             proc = subprocess.run([*tracer(raw), *cmd], check=False)
         except FileNotFoundError as e:
             raise TierlabError(f"{e.filename}: no such program") from None
+        # A program that could not start (`sh -c nosuch`) leaves a log of its
+        # wrapper's few requests: an error, not a short trace (the rule,
+        # from the status and the log's execs, is the engine's).
+        failure = _core.capture_start_failure(fmt, str(raw), proc.returncode)
+        if failure:
+            raise TierlabError(f"{shlex.join(cmd)}: {failure}")
         if raw.stat().st_size == 0:
             raise TierlabError(f"{cmd[0]}: the tracer logged nothing (exit {proc.returncode})")
         workload = {"workload": {"type": "trace", "path": str(raw), "format": fmt, **options}}

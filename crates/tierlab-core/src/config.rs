@@ -276,7 +276,20 @@ impl Config {
         // Syntax first (its error carries line and column), then the schema
         // from the parsed table, whose errors carry the key path.
         let v: toml::Table = s.parse().map_err(|e: toml::de::Error| {
-            ConfigError::at("config", e.to_string().trim_end().to_string())
+            // One line: the place and the parser's message, without the
+            // source excerpt and caret lines the toml crate's Display adds.
+            let place = e.span().map_or(String::new(), |r| {
+                let before = &s.as_bytes()[..r.start.min(s.len())];
+                let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+                let col = before.len()
+                    - before
+                        .iter()
+                        .rposition(|&b| b == b'\n')
+                        .map_or(0, |i| i + 1);
+                format!("line {line}, column {}: ", col + 1)
+            });
+            let msg = e.message().trim_end().replace('\n', "; ");
+            ConfigError::at("config", format!("{place}{msg}"))
         })?;
         from_de(toml::Value::Table(v))
     }

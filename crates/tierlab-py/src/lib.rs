@@ -185,6 +185,16 @@ fn workload_error(config_json: &str) -> Option<(String, String)> {
         .map(|e| (e.path, e.msg))
 }
 
+/// capture_start_failure(format, log_path, status) -> str | None
+///
+/// Why the program `tierlab capture` ran under a tracer did not start
+/// (None: it did), from its exit status and, for strace, the tracer's log.
+#[pyfunction]
+fn capture_start_failure(format: &str, log_path: &str, status: i32) -> Res<Option<String>> {
+    let log = std::path::Path::new(log_path);
+    Ok(tierlab_core::trace::capture::start_failure(format, log, status)?)
+}
+
 /// techs(overrides_json=None) -> str
 ///
 /// The technology catalog as a JSON list: the built-in one, or with a
@@ -404,6 +414,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(config_schema_error, m)?)?;
     m.add_function(wrap_pyfunction!(workload_error, m)?)?;
+    m.add_function(wrap_pyfunction!(capture_start_failure, m)?)?;
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(mrc, m)?)?;

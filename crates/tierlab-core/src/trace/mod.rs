@@ -1,6 +1,7 @@
 //! Sources of requests: trace file readers, and the generators in
 //! [`crate::synth`], behind one streaming trait. A trace is never loaded whole.
 
+pub mod capture;
 pub mod csv;
 pub mod lackey;
 pub mod lines;

@@ -9,7 +9,9 @@
 //! relative path is its own file), and a rename carries a file's pages to
 //! its new name. Reads and writes on descriptors that were not opened on a
 //! traced path (pipes, sockets, inherited stdio) are not file I/O here and
-//! are left out; so are failed calls and memory-mapped I/O.
+//! are left out; so are failed calls and memory-mapped I/O. A path given to
+//! an `*at` call is taken relative to the directory its descriptor was
+//! opened on (`rm -rf` and `find` unlink through directory descriptors).
 
 use super::lines::{LineParser, Lines, TextReader};
 use super::TraceError;
@@ -18,7 +20,9 @@ use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 
 /// The syscalls `tierlab capture files` asks strace for.
-pub const SYSCALLS: &str = "open,openat,creat,read,write,pread64,pwrite64,readv,writev,copy_file_range,sendfile,lseek,truncate,ftruncate,unlink,unlinkat,rename,renameat,renameat2,close,dup,dup2,dup3,fcntl,clone,clone3,fork,vfork";
+/// `execve` is not file I/O: its results tell whether the program started
+/// (`capture::start_failure`).
+pub const SYSCALLS: &str = "open,openat,openat2,creat,read,write,pread64,pwrite64,readv,writev,copy_file_range,sendfile,lseek,truncate,ftruncate,unlink,unlinkat,rmdir,rename,renameat,renameat2,close,dup,dup2,dup3,fcntl,clone,clone3,fork,vfork,execve,execveat";
 
 #[derive(Clone, Copy, Debug)]
 struct Ofd {
@@ -40,6 +44,9 @@ pub struct StraceParser {
     /// Per pid: fd -> index into `ofds`.
     fds: HashMap<u32, HashMap<i64, usize>>,
     ofds: Vec<Ofd>,
+    /// The paths of the descriptions opened on directories (`O_DIRECTORY`,
+    /// `O_PATH`): what an `*at` call's relative path is relative to.
+    dirs: HashMap<usize, String>,
     /// Path -> file id (ids are never reused: a file created again after an
     /// unlink is a new file).
     names: HashMap<String, u32>,
@@ -59,6 +66,7 @@ impl StraceReader {
                 page: page_size.max(1) as u64,
                 fds: HashMap::new(),
                 ofds: Vec::new(),
+                dirs: HashMap::new(),
                 names: HashMap::new(),
                 files: Vec::new(),
                 unfinished: HashMap::new(),
@@ -124,6 +132,23 @@ impl StraceParser {
         self.fds.get(&pid).and_then(|t| t.get(&fd)).copied()
     }
 
+    /// The file an `*at` call names: `rel` in the directory `dirfd` was
+    /// opened on. `AT_FDCWD`, an absolute path or a descriptor not opened
+    /// on a traced directory leave the path as given (no cwd tracking).
+    fn at_path(&self, pid: u32, dirfd: Option<&String>, rel: String) -> String {
+        if rel.starts_with('/') {
+            return rel;
+        }
+        let dir = dirfd
+            .and_then(|a| a.trim().parse::<i64>().ok())
+            .and_then(|fd| self.fd(pid, fd))
+            .and_then(|o| self.dirs.get(&o));
+        match dir {
+            Some(dir) => join(dir, &rel),
+            None => rel,
+        }
+    }
+
     /// Parses one complete call: `name(args) = ret ...`.
     fn call(&mut self, pid: u32, time: u64, text: &str) -> Result<(), String> {
         let Some(open) = text.find('(') else {
@@ -149,12 +174,19 @@ impl StraceParser {
             return Ok(()); // failed calls change nothing
         }
         let num = |i: usize| -> Option<i64> { args.get(i).and_then(|a| a.trim().parse().ok()) };
-        let pathname = |i: usize| args.get(i).and_then(|a| unquote(a));
+        let pathname = |i: usize| args.get(i).and_then(|a| unquote(a)).map(clean);
         match name {
-            "open" | "openat" | "creat" => {
-                let pi = if name == "openat" { 1 } else { 0 };
+            // openat2's flags are in its `{flags=..., mode=..., resolve=...}`.
+            "open" | "openat" | "openat2" | "creat" => {
+                let at = name.starts_with("openat");
+                let pi = usize::from(at);
                 let Some(p) = pathname(pi) else {
                     return Err(format!("{name}: no path argument"));
+                };
+                let p = if at {
+                    self.at_path(pid, args.first(), p)
+                } else {
+                    p
                 };
                 let flags = if name == "creat" {
                     "O_TRUNC"
@@ -171,6 +203,9 @@ impl StraceParser {
                     offset: 0,
                     append: flags.contains("O_APPEND"),
                 });
+                if flags.contains("O_DIRECTORY") || flags.contains("O_PATH") {
+                    self.dirs.insert(ofd, p);
+                }
                 self.fds.entry(pid).or_default().insert(ret, ofd);
             }
             "read" | "write" | "readv" | "writev" => {
@@ -248,17 +283,28 @@ impl StraceParser {
                     }
                 }
             }
-            "unlink" | "unlinkat" => {
-                let pi = if name == "unlinkat" { 1 } else { 0 };
-                if let Some(p) = pathname(pi) {
-                    if let Some(file) = self.names.remove(&p) {
-                        self.drop_from(time, file, 0);
-                    }
+            // A directory has no pages (rmdir and AT_REMOVEDIR need it
+            // empty): removing its name makes a file created there later a
+            // new file.
+            "unlink" | "unlinkat" | "rmdir" => {
+                let p = match name {
+                    "unlinkat" => pathname(1).map(|p| self.at_path(pid, args.first(), p)),
+                    _ => pathname(0),
+                };
+                if let Some(file) = p.and_then(|p| self.names.remove(&p)) {
+                    self.drop_from(time, file, 0);
                 }
             }
             "rename" | "renameat" | "renameat2" => {
-                let (a, b) = if name == "rename" { (0, 1) } else { (1, 3) };
-                if let (Some(from), Some(to)) = (pathname(a), pathname(b)) {
+                let (from, to) = if name == "rename" {
+                    (pathname(0), pathname(1))
+                } else {
+                    (
+                        pathname(1).map(|p| self.at_path(pid, args.first(), p)),
+                        pathname(3).map(|p| self.at_path(pid, args.get(2), p)),
+                    )
+                };
+                if let (Some(from), Some(to)) = (from, to) {
                     if let Some(file) = self.names.remove(&from) {
                         if let Some(old) = self.names.insert(to, file) {
                             self.drop_from(time, old, 0);
@@ -387,6 +433,41 @@ fn split_args(s: &str) -> Vec<String> {
     out
 }
 
+/// `rel` under `dir`, without the `.` components and doubled slashes that
+/// would make one file two names (`..` stays: through a symlink it is not
+/// the lexical parent).
+fn join(dir: &str, rel: &str) -> String {
+    let mut out = String::with_capacity(dir.len() + rel.len() + 1);
+    if dir.starts_with('/') {
+        out.push('/');
+    }
+    let parts = dir.split('/').chain(rel.split('/'));
+    for part in parts.filter(|c| !c.is_empty() && *c != ".") {
+        if !out.is_empty() && !out.ends_with('/') {
+            out.push('/');
+        }
+        out.push_str(part);
+    }
+    if out.is_empty() {
+        out.push('.');
+    }
+    out
+}
+
+/// `p` as [`join`] writes paths, so that `./d//f` and `d/f` are one file;
+/// most paths need nothing and are returned as they are.
+fn clean(p: String) -> String {
+    let untidy = p.contains("//")
+        || p.contains("/./")
+        || p.starts_with("./")
+        || (p.len() > 1 && (p.ends_with('/') || p.ends_with("/.")));
+    if untidy {
+        join(&p, "")
+    } else {
+        p
+    }
+}
+
 /// The value inside `[...]` (strace's way of showing a pointed-to offset,
 /// `[0]` or `[0 => 4096]`: the value on entry comes first).
 fn bracketed(a: &str) -> Option<u64> {
@@ -399,7 +480,7 @@ fn bracketed(a: &str) -> Option<u64> {
 }
 
 /// A quoted strace string (`"a\"b"`), unescaped; None when not a string.
-fn unquote(a: &str) -> Option<String> {
+pub(crate) fn unquote(a: &str) -> Option<String> {
     let a = a.trim();
     let inner = a.strip_prefix('"')?;
     let end = inner.rfind('"')?;
@@ -521,6 +602,74 @@ mod tests {
                 (0, Op::Write)
             ]
         );
+    }
+
+    /// `rm -rf d` as coreutils 9 does it: through directory descriptors
+    /// (regression: unlinkat's path was taken as is, "f1", a file never
+    /// written, and no deletes were recorded).
+    #[test]
+    fn rm_rf_unlinks_through_directory_descriptors() {
+        let t = r#"5 1.0 openat(AT_FDCWD, "d/f1", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3
+5 1.1 write(3, ""..., 5000) = 5000
+5 1.2 openat(AT_FDCWD, "./d//sub/f2", O_WRONLY|O_CREAT, 0666) = 4
+5 1.3 write(4, ""..., 10) = 10
+6 2.0 openat(AT_FDCWD, "d", O_RDONLY|O_NOCTTY|O_NONBLOCK|O_NOFOLLOW|O_DIRECTORY) = 3
+6 2.1 fcntl(3, F_DUPFD_CLOEXEC, 3) = 4
+6 2.2 close(3) = 0
+6 2.3 openat(4, "sub", O_RDONLY|O_NOCTTY|O_NONBLOCK|O_NOFOLLOW|O_DIRECTORY) = 5
+6 2.4 unlinkat(5, "f2", 0) = 0
+6 2.5 close(5) = 0
+6 2.6 unlinkat(4, "sub", AT_REMOVEDIR) = 0
+6 2.7 unlinkat(4, "f1", 0) = 0
+6 2.8 close(4) = 0
+6 2.9 unlinkat(AT_FDCWD, "d", AT_REMOVEDIR) = 0
+"#;
+        let r = read(t, 4096).unwrap();
+        let ops: Vec<(u64, Op)> = r.iter().map(|q| (q.key, q.op)).collect();
+        use Op::*;
+        assert_eq!(
+            ops,
+            vec![
+                (0, Write),
+                (1, Write),
+                (1 << 32, Write),
+                (1 << 32, Delete), // d/sub/f2, through fd 5 on d/sub
+                (0, Delete),       // d/f1, through fd 4 (a dup of fd 3 on d)
+                (1, Delete),
+            ]
+        );
+    }
+
+    #[test]
+    fn openat2_renameat_and_rmdir() {
+        let t = r#"1 0.1 openat(AT_FDCWD, "/t", O_RDONLY|O_PATH|O_DIRECTORY) = 3
+1 0.2 openat2(3, "a", {flags=O_RDWR|O_CREAT, mode=0644, resolve=0}, 24) = 4
+1 0.3 write(4, ""..., 4096) = 4096
+1 0.4 renameat2(3, "a", AT_FDCWD, "/t/b", RENAME_NOREPLACE) = 0
+1 0.5 openat2(AT_FDCWD, "/t/b", {flags=O_WRONLY|O_TRUNC, resolve=0}, 24) = 5
+1 0.6 write(5, ""..., 10) = 10
+1 0.7 rmdir("/x") = 0
+1 0.8 renameat(3, "b", 3, "c") = 0
+1 0.9 unlink("/t/c") = 0
+"#;
+        let r = read(t, 4096).unwrap();
+        let ops: Vec<(u64, Op)> = r.iter().map(|q| (q.key, q.op)).collect();
+        use Op::*;
+        // /t is file 0; /t/a (renamed to /t/b, then /t/c) is file 1.
+        let a = 1 << 32;
+        assert_eq!(ops, vec![(a, Write), (a, Delete), (a, Write), (a, Delete)]);
+    }
+
+    #[test]
+    fn join_drops_dots_and_doubled_slashes() {
+        assert_eq!(join("d", "f"), "d/f");
+        assert_eq!(join("./d/", ".//f"), "d/f");
+        assert_eq!(join("/", "f"), "/f");
+        assert_eq!(join(".", "."), ".");
+        assert_eq!(join("/a/../b", "f"), "/a/../b/f");
+        assert_eq!(clean("./d//sub/./f/".into()), "d/sub/f");
+        assert_eq!(clean("/".into()), "/");
+        assert_eq!(clean(".".into()), ".");
     }
 
     #[test]
