@@ -192,7 +192,9 @@ fn workload_error(config_json: &str) -> Option<(String, String)> {
 #[pyfunction]
 fn capture_start_failure(format: &str, log_path: &str, status: i32) -> Res<Option<String>> {
     let log = std::path::Path::new(log_path);
-    Ok(tierlab_core::trace::capture::start_failure(format, log, status)?)
+    Ok(tierlab_core::trace::capture::start_failure(
+        format, log, status,
+    )?)
 }
 
 /// techs(overrides_json=None) -> str
