@@ -12,6 +12,7 @@ writing these tests, since fixed.
 
 from __future__ import annotations
 
+import json
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -752,3 +753,74 @@ def test_trace_tools_refuse_an_empty_csv(
         args.append(tmp_path / "out.bin")
     assert_bad(tierlab_cmd(*args), "e.csv", "no requests")
     assert sorted(f.name for f in tmp_path.iterdir()) == ["e.csv"]
+
+
+MSR_LINES = (
+    "128166372003061629,web,0,Read,3296370688,4096,2070\n"
+    "128166372016853454,web,0,Write,3296370688,8192,1302\n"
+)
+
+
+def test_text_as_oracle_stops_with_offset_and_format(
+    tierlab_cmd: Callable[..., Ran], tmp_path: Path
+) -> None:
+    """Regression (issue 21, defect 4): a text file whose length is a
+    multiple of 24 ran as oracleGeneral (objects of 174 MB-1.9 GB, exit 0)."""
+    p = tmp_path / "t.bin"
+    p.write_text("".join(f"{i:>10},{i % 7:>6},{4096:>5}\n" for i in range(24)))
+    assert p.stat().st_size % 24 == 0
+    assert_bad(
+        tierlab_cmd("trace", "stats", p, "--format", "oracle"),
+        "t.bin: byte offset 0: 24 bytes of text",
+        'hint: this looks like CSV text; give format = "csv"',
+    )
+
+
+def test_msr_as_csv_hints_msr(tierlab_cmd: Callable[..., Ran], tmp_path: Path) -> None:
+    """Regression (issue 21, defect 5): an MSR-Cambridge file read as CSV
+    suggested hash_keys = true (which would hash the host name)."""
+    p = tmp_path / "web_0.csv"
+    p.write_text(MSR_LINES)
+    line = assert_bad(
+        tierlab_cmd("trace", "stats", p, "--format", "csv"),
+        'hint: this looks like an MSR-Cambridge block trace; give format = "msr"',
+    )
+    assert "hash_keys" not in line
+    # Without --format the content decides: it reads as MSR.
+    r = tierlab_cmd("trace", "stats", p, "--json")
+    assert r.code == 0, r.err
+    header = tmp_path / "h.csv"
+    header.write_text("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n" + MSR_LINES)
+    assert_bad(tierlab_cmd("trace", "stats", header), "h.csv:1:", "hint: this line is a header")
+
+
+def test_registries_are_the_engines() -> None:
+    """Every format and generator the engine lists is accepted by a config,
+    and Python keeps no list of its own."""
+    from tierlab import _core
+    from tierlab.api import GENERATORS
+
+    assert GENERATORS == tuple(_core.generators())
+    types = _core.workload_types()
+    assert set(GENERATORS) <= set(types) and {"zipf", "trace"} <= set(types)
+    for fmt in _core.trace_formats():
+        w = {"workload": {"type": "trace", "path": "x", "format": fmt}}
+        assert _core.config_schema_error(json.dumps(w)) is None, fmt
+    for t in types:
+        e = _core.config_schema_error(json.dumps({"workload": {"type": t}}))
+        assert e is None, (t, e)
+    e = _core.config_schema_error('{"workload": {"type": "nope"}}')
+    assert e is not None and e[0] == "workload.type" and ", ".join(types) in e[1]
+
+
+def test_guess_format_is_the_engines(tmp_path: Path) -> None:
+    from tierlab import _core
+
+    p = tmp_path / "a.dat"
+    p.write_text(MSR_LINES)
+    assert _core.guess_format(p) == "msr"
+    q = tmp_path / "b.dat"
+    q.write_text(_core.CSV_HEADER + "\n1,2,3,read\n")
+    assert _core.guess_format(q) == "csv"
+    assert _core.guess_format(tmp_path / "missing.lackey") == "lackey"
+    assert _core.guess_format(tmp_path / "missing") is None

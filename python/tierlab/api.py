@@ -193,7 +193,8 @@ def trace_convert(
     return dict(json.loads(_core.trace_convert(wl, out, to == "csv", progress)))
 
 
-GENERATORS = ("postmark", "bonnie", "web", "specweb", "proxy", "multiprogram")
+#: The benchmark generators ``trace_generate`` takes (the engine's registry).
+GENERATORS = tuple(_core.generators())
 
 
 def trace_generate(

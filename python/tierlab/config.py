@@ -101,34 +101,13 @@ def with_trace(
     w["unit_size"] = unit_size
     if skip_bad:
         w["skip_bad"] = True
+    # Without a [workload.csv], the engine reads the columns of a CSV that
+    # tierlab wrote from its header (_core.csv_header()).
     if isinstance(old.get("csv"), dict) and fmt in (None, "csv"):
         w["csv"] = old["csv"]
-    elif _is_csv(path, fmt) and _first_line(path) == TIERLAB_CSV_HEADER:
-        # A CSV that tierlab wrote (trace generate --format csv): its header
-        # names the columns, and the op column keeps writes and deletes.
-        w["csv"] = {"header": True, "op": 4}
     out = dict(cfg)
     out["workload"] = w
     return out
-
-
-TIERLAB_CSV_HEADER = "time,key,size,op"
-
-
-def _is_csv(path: str | os.PathLike[str], fmt: str | None) -> bool:
-    if fmt is not None:
-        return fmt == "csv"
-    return str(path).lower().endswith((".csv", ".txt"))
-
-
-def _first_line(path: str | os.PathLike[str]) -> str | None:
-    """The first line of a file, or None when it cannot be read (the engine
-    then reports the problem with the file's name)."""
-    try:
-        with open(path, "rb") as f:
-            return f.readline(64).decode("ascii", "replace").strip()
-    except OSError:
-        return None
 
 
 def to_json(cfg: Config) -> str:

@@ -5,14 +5,14 @@
 use crate::admission::AdmissionSpec;
 use crate::hierarchy::Fill;
 use crate::policy::PolicySpec;
-use crate::synth::{Pattern, SynthSpec};
 use crate::tech::{Catalog, TechOverride};
-use crate::trace::csv::CsvOptions;
-use crate::trace::Format;
 use crate::units::{Nanos, Size};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+
+/// `[workload]` and what it becomes: in `source` (with the registries of
+/// generators and trace formats).
+pub use crate::source::{Source, WorkloadConfig};
 use thiserror::Error;
 
 /// A config problem at a key path such as `tier[1].capacity`.
@@ -49,64 +49,6 @@ pub struct Config {
     pub techs: BTreeMap<String, TechOverride>,
     #[serde(default)]
     pub run: RunConfig,
-}
-
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "kebab-case")]
-pub enum WorkloadKind {
-    Zipf,
-    Uniform,
-    Scan,
-    Loop,
-    Trace,
-    Postmark,
-    Bonnie,
-    Web,
-    Specweb,
-    Proxy,
-    Multiprogram,
-}
-
-/// `[workload]`: a seeded generator or a trace file. Flat rather than a
-/// tagged enum so that serde keeps the key path of every error.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct WorkloadConfig {
-    #[serde(rename = "type")]
-    pub kind: WorkloadKind,
-    /// Every object counts as size 1; capacities count objects
-    /// (libCacheSim's ignore_obj_size).
-    #[serde(default)]
-    pub unit_size: bool,
-    // Generators.
-    pub alpha: Option<f64>,
-    pub objects: Option<u64>,
-    pub requests: Option<u64>,
-    pub object_size: Option<Size>,
-    pub seed: Option<u64>,
-    pub write_ratio: Option<f64>,
-    // Benchmark generators (crate::workloads): a preset, a scale factor,
-    // the page size, and the generator's own table.
-    pub preset: Option<String>,
-    pub scale: Option<f64>,
-    /// Bytes per request: the page of a benchmark generator, of an strace
-    /// or MSR trace, or the page or cache line of a lackey trace; 4096.
-    pub page_size: Option<Size>,
-    pub postmark: Option<crate::workloads::postmark::PostmarkParams>,
-    pub bonnie: Option<crate::workloads::bonnie::BonnieParams>,
-    pub web: Option<crate::workloads::web::WebParams>,
-    pub specweb: Option<crate::workloads::specweb::SpecwebParams>,
-    pub proxy: Option<crate::workloads::proxy::ProxyParams>,
-    pub multiprogram: Option<crate::workloads::multiprogram::MultiprogramParams>,
-    // Trace files.
-    pub path: Option<PathBuf>,
-    pub format: Option<Format>,
-    pub csv: Option<CsvOptions>,
-    /// lackey traces: also count instruction fetches as reads.
-    pub instructions: Option<bool>,
-    /// Text traces: pass over malformed records, counting them, instead of
-    /// stopping at the first (`--skip-bad`).
-    pub skip_bad: Option<bool>,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
@@ -197,40 +139,6 @@ impl Default for RunConfig {
     }
 }
 
-/// A workload checked and made concrete.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Source {
-    Synth(SynthSpec),
-    /// A benchmark generator (PostMark, Bonnie, web, ...).
-    Workload(crate::workloads::Spec),
-    Oracle(PathBuf),
-    /// CSV; column map; skip malformed lines.
-    Csv(PathBuf, CsvOptions, bool),
-    /// strace text; page size; skip malformed lines.
-    Strace(PathBuf, u32, bool),
-    /// lackey text; unit size, whether instruction fetches count; skip malformed lines.
-    Lackey(PathBuf, u32, bool, bool),
-    /// MSR Cambridge CSV; page size; skip malformed lines.
-    Msr(PathBuf, u32, bool),
-    /// Twitter cache-trace CSV; skip malformed lines.
-    Twitter(PathBuf, bool),
-}
-
-impl Source {
-    /// The trace file read, if the requests come from one.
-    pub fn path(&self) -> Option<&std::path::Path> {
-        match self {
-            Source::Synth(_) | Source::Workload(_) => None,
-            Source::Oracle(p)
-            | Source::Csv(p, ..)
-            | Source::Strace(p, ..)
-            | Source::Lackey(p, ..)
-            | Source::Msr(p, ..)
-            | Source::Twitter(p, ..) => Some(p),
-        }
-    }
-}
-
 /// Finite and greater than zero (NaN is neither).
 fn positive(v: f64) -> bool {
     v.is_finite() && v > 0.0
@@ -266,6 +174,18 @@ fn de_error<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> ConfigErr
             l.bytes().all(|b| b.is_ascii_digit()) && c.bytes().all(|b| b.is_ascii_digit())
         }) {
             msg.truncate(i);
+        }
+    }
+    // `[workload]` is read by hand (source::workload) and reports its
+    // errors as `key: message`; the key goes into the path.
+    if path == "workload" {
+        if let Some((key, rest)) = msg.split_once(": ") {
+            let is_key = key
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_.[]".contains(&b));
+            if is_key && !key.is_empty() {
+                return ConfigError::at(format!("workload.{key}"), rest.trim_end());
+            }
         }
     }
     ConfigError::at(path, msg.trim_end())
@@ -440,347 +360,6 @@ pub fn workload_only_from_json(s: &str) -> Result<WorkloadConfig, ConfigError> {
     Ok(w)
 }
 
-impl WorkloadConfig {
-    /// The concrete source, or the key that is wrong.
-    pub fn source(&self) -> Result<Source, ConfigError> {
-        let p = |f: &str| format!("workload.{f}");
-        let kind = match self.kind {
-            WorkloadKind::Zipf => "zipf",
-            WorkloadKind::Uniform => "uniform",
-            WorkloadKind::Scan => "scan",
-            WorkloadKind::Loop => "loop",
-            WorkloadKind::Trace => "trace",
-            WorkloadKind::Postmark => "postmark",
-            WorkloadKind::Bonnie => "bonnie",
-            WorkloadKind::Web => "web",
-            WorkloadKind::Specweb => "specweb",
-            WorkloadKind::Proxy => "proxy",
-            WorkloadKind::Multiprogram => "multiprogram",
-        };
-        let unused = |f: &str, set: bool| {
-            if set {
-                Err(ConfigError::at(
-                    p(f),
-                    format!("not used by type = {kind:?}"),
-                ))
-            } else {
-                Ok(())
-            }
-        };
-        let benchmark = !matches!(
-            self.kind,
-            WorkloadKind::Zipf
-                | WorkloadKind::Uniform
-                | WorkloadKind::Scan
-                | WorkloadKind::Loop
-                | WorkloadKind::Trace
-        );
-        for (f, set, used_by) in [
-            ("preset", self.preset.is_some(), benchmark),
-            ("scale", self.scale.is_some(), benchmark),
-            // Trace files check page_size against their format below.
-            (
-                "page_size",
-                self.page_size.is_some(),
-                benchmark || self.kind == WorkloadKind::Trace,
-            ),
-            (
-                "postmark",
-                self.postmark.is_some(),
-                self.kind == WorkloadKind::Postmark,
-            ),
-            (
-                "bonnie",
-                self.bonnie.is_some(),
-                self.kind == WorkloadKind::Bonnie,
-            ),
-            ("web", self.web.is_some(), self.kind == WorkloadKind::Web),
-            (
-                "specweb",
-                self.specweb.is_some(),
-                self.kind == WorkloadKind::Specweb,
-            ),
-            (
-                "proxy",
-                self.proxy.is_some(),
-                self.kind == WorkloadKind::Proxy,
-            ),
-            (
-                "multiprogram",
-                self.multiprogram.is_some(),
-                self.kind == WorkloadKind::Multiprogram,
-            ),
-        ] {
-            unused(f, set && !used_by)?;
-        }
-        if benchmark {
-            for (f, set) in [
-                ("alpha", self.alpha.is_some()),
-                ("objects", self.objects.is_some()),
-                ("requests", self.requests.is_some()),
-                ("object_size", self.object_size.is_some()),
-                ("write_ratio", self.write_ratio.is_some()),
-                ("path", self.path.is_some()),
-                ("format", self.format.is_some()),
-                ("csv", self.csv.is_some()),
-                ("instructions", self.instructions.is_some()),
-                ("skip_bad", self.skip_bad.is_some()),
-            ] {
-                unused(f, set)?;
-            }
-            return self.benchmark().map(Source::Workload);
-        }
-        if self.kind == WorkloadKind::Trace {
-            for (f, set) in [
-                ("alpha", self.alpha.is_some()),
-                ("objects", self.objects.is_some()),
-                ("requests", self.requests.is_some()),
-                ("object_size", self.object_size.is_some()),
-                ("seed", self.seed.is_some()),
-                ("write_ratio", self.write_ratio.is_some()),
-            ] {
-                unused(f, set)?;
-            }
-            let path = self
-                .path
-                .clone()
-                .ok_or_else(|| ConfigError::at(p("path"), "required for type = \"trace\""))?;
-            let format = self.format.unwrap_or_else(|| {
-                let name = path.to_string_lossy().to_lowercase();
-                let name = name.strip_suffix(".zst").unwrap_or(&name);
-                if name.ends_with(".csv") || name.ends_with(".txt") {
-                    Format::Csv
-                } else if name.ends_with(".strace") {
-                    Format::Strace
-                } else if name.ends_with(".lackey") {
-                    Format::Lackey
-                } else {
-                    Format::Oracle
-                }
-            });
-            let text_only = matches!(format, Format::Strace | Format::Lackey | Format::Msr);
-            let skip = self.skip_bad.unwrap_or(false);
-            if !text_only {
-                unused("page_size", self.page_size.is_some())?;
-            }
-            if format != Format::Lackey {
-                unused("instructions", self.instructions.is_some())?;
-            }
-            if format != Format::Csv && self.csv.is_some() {
-                let how = if self.format.is_some() {
-                    "given"
-                } else {
-                    "guessed from the file name"
-                };
-                let name = format!("{format:?}").to_lowercase();
-                return Err(ConfigError::at(
-                    p("csv"),
-                    format!(
-                        "only for format = \"csv\"; this trace is read as {name} (format {how})"
-                    ),
-                ));
-            }
-            let page_size = match self.page_size.unwrap_or(Size::Absolute(4096)) {
-                Size::Absolute(n) if n.is_power_of_two() && n <= 1 << 30 => n as u32,
-                other => {
-                    return Err(ConfigError::at(
-                        p("page_size"),
-                        format!("{other} is out of range; a power of two from 1 B to 1 GiB"),
-                    ))
-                }
-            };
-            return match format {
-                Format::Strace => Ok(Source::Strace(path, page_size, skip)),
-                Format::Lackey => Ok(Source::Lackey(
-                    path,
-                    page_size,
-                    self.instructions.unwrap_or(false),
-                    skip,
-                )),
-                Format::Msr => Ok(Source::Msr(path, page_size, skip)),
-                Format::Twitter => Ok(Source::Twitter(path, skip)),
-                Format::Oracle => Ok(Source::Oracle(path)),
-                Format::Csv => {
-                    let o = self.csv.clone().unwrap_or_default();
-                    o.validate()
-                        .map_err(|(f, m)| ConfigError::at(format!("workload.csv.{f}"), m))?;
-                    Ok(Source::Csv(path, o, skip))
-                }
-            };
-        }
-        unused("path", self.path.is_some())?;
-        unused("format", self.format.is_some())?;
-        unused("csv", self.csv.is_some())?;
-        unused("instructions", self.instructions.is_some())?;
-        unused("skip_bad", self.skip_bad.is_some())?;
-        if self.kind != WorkloadKind::Zipf {
-            unused("alpha", self.alpha.is_some())?;
-        }
-        let requests = self.requests.ok_or_else(|| {
-            ConfigError::at(
-                p("requests"),
-                "required: the number of requests to generate",
-            )
-        })?;
-        if requests == 0 {
-            return Err(ConfigError::at(p("requests"), "must be at least 1"));
-        }
-        let objects = match (self.kind, self.objects) {
-            // A scan requests each of `requests` keys once.
-            (WorkloadKind::Scan, Some(_)) => {
-                return Err(ConfigError::at(p("objects"), "not used by type = \"scan\" (a scan requests `requests` distinct keys once each; type = \"loop\" cycles over `objects`)"))
-            }
-            (WorkloadKind::Scan, None) => requests,
-            (_, Some(0)) => return Err(ConfigError::at(p("objects"), "must be at least 1")),
-            (_, Some(o)) => o,
-            (_, None) => {
-                return Err(ConfigError::at(
-                    p("objects"),
-                    "required: the number of distinct objects",
-                ))
-            }
-        };
-        if self.kind == WorkloadKind::Zipf && objects > u32::MAX as u64 {
-            return Err(ConfigError::at(
-                p("objects"),
-                "at most 4294967295 objects for zipf",
-            ));
-        }
-        let object_size = match self.object_size.unwrap_or(Size::Absolute(4096)) {
-            Size::Absolute(n) if n >= 1 && n <= u32::MAX as u64 => n as u32,
-            Size::Absolute(n) => {
-                return Err(ConfigError::at(
-                    p("object_size"),
-                    format!("{n} is out of range; allowed 1 B to 4 GiB - 1"),
-                ))
-            }
-            Size::Percent(_) => {
-                return Err(ConfigError::at(
-                    p("object_size"),
-                    "must be a size in bytes, not a share",
-                ))
-            }
-        };
-        let write_ratio = self.write_ratio.unwrap_or(0.0);
-        if !(0.0..=1.0).contains(&write_ratio) {
-            return Err(ConfigError::at(
-                p("write_ratio"),
-                format!("{write_ratio} is out of range; allowed 0.0 to 1.0"),
-            ));
-        }
-        let pattern = match self.kind {
-            WorkloadKind::Zipf => {
-                let alpha = self.alpha.unwrap_or(1.0);
-                if !non_negative(alpha) {
-                    return Err(ConfigError::at(
-                        p("alpha"),
-                        format!("{alpha} is out of range; must be zero or more"),
-                    ));
-                }
-                Pattern::Zipf { alpha }
-            }
-            WorkloadKind::Uniform => Pattern::Uniform,
-            WorkloadKind::Scan => Pattern::Scan,
-            WorkloadKind::Loop => Pattern::Loop,
-            _ => unreachable!("trace files and benchmark generators are handled above"),
-        };
-        Ok(Source::Synth(SynthSpec {
-            pattern,
-            objects,
-            requests,
-            object_size,
-            seed: self.seed.unwrap_or(42),
-            write_ratio,
-        }))
-    }
-}
-
-impl WorkloadConfig {
-    /// A benchmark generator's spec: its preset, scaled, with its table's
-    /// overrides; errors carry `workload.<type>.<key>`.
-    fn benchmark(&self) -> Result<crate::workloads::Spec, ConfigError> {
-        use crate::workloads::{self as w, Spec};
-        let scale = self.scale.unwrap_or(1.0);
-        if !(positive(scale) && scale <= 1000.0) {
-            return Err(ConfigError::at(
-                "workload.scale",
-                format!(
-                    "{scale} is out of range; allowed > 0 up to 1000 (1 = the preset as published)"
-                ),
-            ));
-        }
-        let page_size = match self.page_size.unwrap_or(Size::Absolute(4096)) {
-            Size::Absolute(n) if (512..=1 << 30).contains(&n) && n.is_power_of_two() => n as u32,
-            Size::Absolute(n) => {
-                return Err(ConfigError::at(
-                    "workload.page_size",
-                    format!("{n} is out of range; a power of two from 512 B to 1 GiB"),
-                ))
-            }
-            Size::Percent(_) => {
-                return Err(ConfigError::at(
-                    "workload.page_size",
-                    "must be a size in bytes, not a share",
-                ))
-            }
-        };
-        let c = w::Common {
-            scale,
-            seed: self.seed.unwrap_or(42),
-            page_size,
-        };
-        let preset = self.preset.as_deref().unwrap_or("default");
-        let table = match self.kind {
-            WorkloadKind::Postmark => "postmark",
-            WorkloadKind::Bonnie => "bonnie",
-            WorkloadKind::Web => "web",
-            WorkloadKind::Specweb => "specweb",
-            WorkloadKind::Proxy => "proxy",
-            _ => "multiprogram",
-        };
-        let r = match self.kind {
-            WorkloadKind::Postmark => w::postmark::PostmarkSpec::resolve(
-                preset,
-                &self.postmark.clone().unwrap_or_default(),
-                c,
-            )
-            .map(Spec::Postmark),
-            WorkloadKind::Bonnie => {
-                w::bonnie::BonnieSpec::resolve(preset, &self.bonnie.clone().unwrap_or_default(), c)
-                    .map(Spec::Bonnie)
-            }
-            WorkloadKind::Web => {
-                w::web::WebSpec::resolve(preset, &self.web.clone().unwrap_or_default(), c)
-                    .map(Spec::Web)
-            }
-            WorkloadKind::Specweb => w::specweb::SpecwebSpec::resolve(
-                preset,
-                &self.specweb.clone().unwrap_or_default(),
-                c,
-            )
-            .map(Spec::Specweb),
-            WorkloadKind::Proxy => {
-                w::proxy::ProxySpec::resolve(preset, &self.proxy.clone().unwrap_or_default(), c)
-                    .map(Spec::Proxy)
-            }
-            _ => w::multiprogram::MultiprogramSpec::resolve(
-                preset,
-                &self.multiprogram.clone().unwrap_or_default(),
-                c,
-            )
-            .map(Spec::Multiprogram),
-        };
-        r.map_err(|(key, msg)| {
-            let path = if key == "preset" {
-                "workload.preset".to_string()
-            } else {
-                format!("workload.{table}.{key}")
-            };
-            ConfigError::at(path, msg)
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -858,7 +437,7 @@ policy = { type = "clock", bits = 2 }
         );
         let e = err(&OK.replace("type = \"zipf\"", "type = \"zipfian\""));
         assert!(
-            e.starts_with("workload.type: unknown variant `zipfian`, expected one of `zipf`"),
+            e.starts_with("workload.type: unknown workload type \"zipfian\"; expected one of zipf, uniform, scan, loop, trace, postmark"),
             "{e}"
         );
         let e = err(&format!(

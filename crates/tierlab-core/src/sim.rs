@@ -10,16 +10,9 @@ use crate::hierarchy::{Fill, Hierarchy};
 use crate::policy::BuildCtx;
 use crate::request::Request;
 use crate::stats::{RunResult, TierMeta, Timeline};
-use crate::synth::Generator;
 use crate::tier::Tier;
-use crate::trace::csv::CsvReader;
-use crate::trace::lackey::LackeyReader;
-use crate::trace::msr::MsrReader;
 use crate::trace::next_access::WithNextAccess;
-use crate::trace::oracle::{OracleReader, OracleStream};
 use crate::trace::output::OutputFile;
-use crate::trace::strace::StraceReader;
-use crate::trace::twitter::TwitterReader;
 use crate::trace::{TraceError, TraceSource};
 use crate::units::Size;
 
@@ -34,24 +27,8 @@ pub const BATCH: usize = 4096;
 const PREFETCH_FAR: usize = 24;
 const PREFETCH_NEAR: usize = 16;
 
-/// Opens a fresh stream of the source's requests.
-pub fn open(source: &Source) -> Result<Box<dyn TraceSource>, TraceError> {
-    Ok(match source {
-        Source::Synth(spec) => Box::new(Generator::new(spec.clone())),
-        Source::Oracle(path) if crate::trace::lines::is_zstd(path) => {
-            Box::new(OracleStream::open(path)?)
-        }
-        Source::Workload(spec) => spec.open(),
-        Source::Oracle(path) => Box::new(OracleReader::open(path)?),
-        Source::Csv(path, opts, skip) => Box::new(CsvReader::open(path, opts, *skip)?),
-        Source::Strace(path, page, skip) => Box::new(StraceReader::open(path, *page, *skip)?),
-        Source::Lackey(path, unit, instr, skip) => {
-            Box::new(LackeyReader::open(path, *unit, *instr, *skip)?)
-        }
-        Source::Msr(path, page, skip) => Box::new(MsrReader::open(path, *page, *skip)?),
-        Source::Twitter(path, skip) => Box::new(TwitterReader::open(path, *skip)?),
-    })
-}
+/// Opens a fresh stream of the source's requests (in `source`).
+pub use crate::source::open;
 
 /// What a workload touches.
 #[derive(Clone, Debug, Default, serde::Serialize, PartialEq)]
@@ -173,7 +150,7 @@ pub fn convert_to_oracle(
 
 /// The header [`write_csv`] writes; a reader that sees it knows the columns
 /// (time, key, size, op) and that the op column is there.
-pub const CSV_HEADER: &str = "time,key,size,op";
+pub use crate::trace::csv::HEADER as CSV_HEADER;
 
 /// Writes any source as CSV, `time,key,size,op` with a header line and ops
 /// `read`, `write`, `delete`: unlike oracleGeneral it keeps the operations.

@@ -5,6 +5,7 @@
 //! versions: the same seed must give the same trace on every machine, forever.
 
 use crate::request::{Op, Request};
+use crate::source::formats::KeyError;
 use crate::trace::{TraceError, TraceSource};
 
 /// xoshiro256++ (Blackman & Vigna, 2019).
@@ -124,6 +125,138 @@ pub struct SynthSpec {
     pub seed: u64,
     /// Share of requests that are writes.
     pub write_ratio: f64,
+}
+
+/// `[workload]` keys of the generators of this file; which of them a type
+/// reads is its [`Synthetic::KEYS`].
+#[derive(Clone, Debug, Default, serde::Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SynthParams {
+    pub alpha: Option<f64>,
+    pub objects: Option<u64>,
+    pub requests: Option<u64>,
+    pub object_size: Option<crate::units::Size>,
+    pub seed: Option<u64>,
+    pub write_ratio: Option<f64>,
+}
+
+/// One of this file's generators, as the registry (`source::generators`)
+/// sees it.
+pub trait Synthetic {
+    /// The `[workload]` keys it reads.
+    const KEYS: &'static [&'static str];
+    /// Why a key other types read is not one of its own, when that needs
+    /// saying.
+    fn why_not(_key: &str) -> Option<&'static str> {
+        None
+    }
+    fn pattern(p: &SynthParams) -> Result<Pattern, KeyError>;
+}
+
+const COMMON: [&str; 4] = ["requests", "object_size", "seed", "write_ratio"];
+
+pub struct Zipf;
+pub struct Uniform;
+pub struct Scan;
+pub struct Loop;
+
+impl Synthetic for Zipf {
+    const KEYS: &'static [&'static str] = &[
+        "alpha", "objects", COMMON[0], COMMON[1], COMMON[2], COMMON[3],
+    ];
+    fn pattern(p: &SynthParams) -> Result<Pattern, KeyError> {
+        if p.objects.is_some_and(|o| o > u32::MAX as u64) {
+            return Err(bad("objects", "at most 4294967295 objects for zipf"));
+        }
+        let alpha = p.alpha.unwrap_or(1.0);
+        if !(alpha.is_finite() && alpha >= 0.0) {
+            return Err(bad(
+                "alpha",
+                format!("{alpha} is out of range; must be zero or more"),
+            ));
+        }
+        Ok(Pattern::Zipf { alpha })
+    }
+}
+
+impl Synthetic for Uniform {
+    const KEYS: &'static [&'static str] = &["objects", COMMON[0], COMMON[1], COMMON[2], COMMON[3]];
+    fn pattern(_: &SynthParams) -> Result<Pattern, KeyError> {
+        Ok(Pattern::Uniform)
+    }
+}
+
+impl Synthetic for Scan {
+    const KEYS: &'static [&'static str] = &COMMON;
+    fn why_not(key: &str) -> Option<&'static str> {
+        (key == "objects").then_some(
+            "a scan requests `requests` distinct keys once each; type = \"loop\" cycles over `objects`",
+        )
+    }
+    fn pattern(_: &SynthParams) -> Result<Pattern, KeyError> {
+        Ok(Pattern::Scan)
+    }
+}
+
+impl Synthetic for Loop {
+    const KEYS: &'static [&'static str] = &["objects", COMMON[0], COMMON[1], COMMON[2], COMMON[3]];
+    fn pattern(_: &SynthParams) -> Result<Pattern, KeyError> {
+        Ok(Pattern::Loop)
+    }
+}
+
+fn bad(key: &str, msg: impl Into<String>) -> KeyError {
+    (key.to_string(), msg.into())
+}
+
+impl SynthParams {
+    /// The spec of generator `G`, every key checked.
+    pub fn spec<G: Synthetic>(&self) -> Result<SynthSpec, KeyError> {
+        let requests = self
+            .requests
+            .ok_or_else(|| bad("requests", "required: the number of requests to generate"))?;
+        if requests == 0 {
+            return Err(bad("requests", "must be at least 1"));
+        }
+        let objects = if G::KEYS.contains(&"objects") {
+            match self.objects {
+                Some(0) => return Err(bad("objects", "must be at least 1")),
+                Some(o) => o,
+                None => return Err(bad("objects", "required: the number of distinct objects")),
+            }
+        } else {
+            requests
+        };
+        let pattern = G::pattern(self)?;
+        use crate::units::Size;
+        let object_size = match self.object_size.unwrap_or(Size::Absolute(4096)) {
+            Size::Absolute(n) if n >= 1 && n <= u32::MAX as u64 => n as u32,
+            Size::Absolute(n) => {
+                return Err(bad(
+                    "object_size",
+                    format!("{n} is out of range; allowed 1 B to 4 GiB - 1"),
+                ))
+            }
+            Size::Percent(_) => {
+                return Err(bad("object_size", "must be a size in bytes, not a share"))
+            }
+        };
+        let write_ratio = self.write_ratio.unwrap_or(0.0);
+        if !(0.0..=1.0).contains(&write_ratio) {
+            return Err(bad(
+                "write_ratio",
+                format!("{write_ratio} is out of range; allowed 0.0 to 1.0"),
+            ));
+        }
+        Ok(SynthSpec {
+            pattern,
+            objects,
+            requests,
+            object_size,
+            seed: self.seed.unwrap_or(42),
+            write_ratio,
+        })
+    }
 }
 
 pub struct Generator {

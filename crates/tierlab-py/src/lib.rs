@@ -177,12 +177,40 @@ fn config_schema_error(config_json: &str) -> Option<(String, String)> {
 /// workload_error(config_json) -> tuple[str, str] | None
 ///
 /// The key path and message of the first error of the config's
-/// `[workload]` (schema and ranges; no file is opened), or None.
+/// `[workload]` (schema and ranges; of a trace file only the first bytes
+/// are read, to recognise its format), or None.
 #[pyfunction]
 fn workload_error(config_json: &str) -> Option<(String, String)> {
     tierlab_core::config::workload_only_from_json(config_json)
         .err()
         .map(|e| (e.path, e.msg))
+}
+
+/// trace_formats() -> list[str]: the values `format` may take.
+#[pyfunction]
+fn trace_formats() -> Vec<&'static str> {
+    tierlab_core::source::formats::NAMES.to_vec()
+}
+
+/// generators() -> list[str]: the benchmark generators
+/// (`tierlab trace generate KIND`).
+#[pyfunction]
+fn generators() -> Vec<&'static str> {
+    tierlab_core::source::generators::BENCHMARKS.to_vec()
+}
+
+/// workload_types() -> list[str]: the values `[workload] type` may take.
+#[pyfunction]
+fn workload_types() -> Vec<&'static str> {
+    tierlab_core::source::workload::types()
+}
+
+/// guess_format(path) -> str | None: the format a trace file is read as
+/// when none is given (from its content, else its name); None when
+/// neither tells (it is then read as oracleGeneral, checked as it goes).
+#[pyfunction]
+fn guess_format(path: std::path::PathBuf) -> Option<&'static str> {
+    tierlab_core::source::formats::guess(&path).map(|f| f.name())
 }
 
 /// capture_start_failure(format, log_path, status) -> str | None
@@ -414,6 +442,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tech, m)?)?;
     m.add_function(wrap_pyfunction!(access_ns, m)?)?;
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_formats, m)?)?;
+    m.add_function(wrap_pyfunction!(generators, m)?)?;
+    m.add_function(wrap_pyfunction!(workload_types, m)?)?;
+    m.add_function(wrap_pyfunction!(guess_format, m)?)?;
     m.add_function(wrap_pyfunction!(config_schema_error, m)?)?;
     m.add_function(wrap_pyfunction!(workload_error, m)?)?;
     m.add_function(wrap_pyfunction!(capture_start_failure, m)?)?;

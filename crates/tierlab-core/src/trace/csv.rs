@@ -6,9 +6,11 @@ use super::lines::{LineParser, Lines, TextReader};
 use super::TraceError;
 use crate::hash::KeyHasher;
 use crate::request::{Op, Request};
+use crate::source::formats::{self, KeyError, Likeness, TraceFormat, TraceParams};
+use crate::source::Source;
 use serde::{Deserialize, Serialize};
 use std::hash::Hasher;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Which column holds what (1-based), and how the file is laid out.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -307,6 +309,7 @@ pub(crate) fn parse_op(f: &[u8]) -> Option<Op> {
 
 impl LineParser for CsvParser {
     const KIND: &'static str = "CSV file";
+    const FORMAT: crate::source::formats::Format = crate::source::formats::Format::Csv;
 
     #[inline]
     fn parse(&mut self, line: &[u8], lineno: u64) -> Result<Option<Request>, String> {
@@ -314,6 +317,61 @@ impl LineParser for CsvParser {
             return Ok(None);
         }
         self.parse_line(line, lineno).map(Some)
+    }
+}
+
+/// The header of a CSV tierlab writes (`trace generate --format csv`,
+/// `trace convert`): a file that starts with it is read by its columns.
+pub const HEADER: &str = "time,key,size,op";
+
+/// The registry's view of CSV ([`crate::source::formats`]).
+pub struct Csv;
+
+impl TraceFormat for Csv {
+    const TITLE: &'static str = "CSV text";
+    const KEYS: &'static [&'static str] = &["csv"];
+
+    fn source(
+        path: PathBuf,
+        p: &TraceParams,
+        first_line: Option<&[u8]>,
+    ) -> Result<Source, KeyError> {
+        let o = match &p.csv {
+            Some(o) => o.clone(),
+            // Its header names the columns, and the op column keeps
+            // writes and deletes.
+            None if first_line == Some(HEADER.as_bytes()) => CsvOptions {
+                header: true,
+                op: 4,
+                ..CsvOptions::default()
+            },
+            None => CsvOptions::default(),
+        };
+        o.validate().map_err(|(f, m)| (format!("csv.{f}"), m))?;
+        Ok(Source::Csv(path, o, p.skip_bad.unwrap_or(false)))
+    }
+
+    fn sniff(head: &[u8]) -> Likeness {
+        if formats::first_line(head) == HEADER.as_bytes() {
+            return Likeness::Sure;
+        }
+        // Numeric time, key and size columns (a header line allowed).
+        let numeric = |l: &[u8]| {
+            let f: Vec<&[u8]> = l.split(|b| *b == b',').map(trim).collect();
+            f.len() >= 2 && f.iter().take(3).all(|x| parse_u64(x).is_some())
+        };
+        let mut n = 0;
+        for (i, l) in formats::lines(head, 8).enumerate() {
+            if !formats::is_text(l) || !(numeric(l) || i == 0) {
+                return Likeness::No;
+            }
+            n += numeric(l) as usize;
+        }
+        if n > 0 {
+            Likeness::Plausible
+        } else {
+            Likeness::No
+        }
     }
 }
 

@@ -8,7 +8,9 @@
 use super::lines::{LineParser, Lines, TextReader};
 use super::TraceError;
 use crate::request::{Op, Request};
-use std::path::Path;
+use crate::source::formats::{self, KeyError, Likeness, TraceFormat, TraceParams};
+use crate::source::Source;
+use std::path::{Path, PathBuf};
 
 pub type LackeyReader = TextReader<LackeyParser>;
 
@@ -88,6 +90,7 @@ impl LackeyParser {
 /// `pending` hands out one unit's request at a time.
 impl LineParser for LackeyParser {
     const KIND: &'static str = "Valgrind lackey trace";
+    const FORMAT: crate::source::formats::Format = crate::source::formats::Format::Lackey;
 
     fn parse(&mut self, line: &[u8], _lineno: u64) -> Result<Option<Request>, String> {
         self.pending = self.access(line)?;
@@ -106,6 +109,58 @@ impl LineParser for LackeyParser {
             op,
             next_access: -1,
         })
+    }
+}
+
+/// The registry's view of lackey traces ([`crate::source::formats`]).
+pub struct Lackey;
+
+impl TraceFormat for Lackey {
+    const TITLE: &'static str = "a Valgrind lackey trace";
+    const KEYS: &'static [&'static str] = &["page_size", "instructions"];
+
+    fn source(path: PathBuf, p: &TraceParams, _: Option<&[u8]>) -> Result<Source, KeyError> {
+        let unit = formats::page_size(p)?;
+        Ok(Source::Lackey(
+            path,
+            unit,
+            p.instructions.unwrap_or(false),
+            p.skip_bad.unwrap_or(false),
+        ))
+    }
+
+    fn sniff(head: &[u8]) -> Likeness {
+        // ` L 7ff000,8` / `I  04001234,3`, after Valgrind's `==pid==` lines.
+        let access = |l: &[u8]| {
+            let rest = match l {
+                [b'I', b' ', b' ', rest @ ..] => rest,
+                [b' ', b'L' | b'S' | b'M', b' ', rest @ ..] => rest,
+                _ => return false,
+            };
+            let Some(comma) = rest.iter().position(|&b| b == b',') else {
+                return false;
+            };
+            let (addr, size) = (&rest[..comma], &rest[comma + 1..]);
+            !addr.is_empty()
+                && addr.iter().all(u8::is_ascii_hexdigit)
+                && !size.is_empty()
+                && size.iter().all(u8::is_ascii_digit)
+        };
+        let mut n = 0;
+        for l in formats::lines(head, 64) {
+            if l.starts_with(b"==") || l.starts_with(b"--") {
+                continue;
+            }
+            if !access(l) {
+                return Likeness::No;
+            }
+            n += 1;
+        }
+        if n > 0 {
+            Likeness::Sure
+        } else {
+            Likeness::No
+        }
     }
 }
 

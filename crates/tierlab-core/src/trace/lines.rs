@@ -104,6 +104,8 @@ impl Lines {
 pub trait LineParser: Send {
     /// The kind of trace, as [`TraceSource::describe`] names it before the path.
     const KIND: &'static str;
+    /// The format it reads, for the hint when a file does not read as it.
+    const FORMAT: crate::source::formats::Format;
 
     /// Parses one line (without its line ending; `lineno` counts from 1).
     /// `Ok(None)` when the line yields no request now: blank lines, comments,
@@ -159,7 +161,7 @@ impl<P: LineParser> TraceSource for TextReader<P> {
                 Ok(None) => {}
                 Err(msg) => {
                     let e = self.lines.err(msg);
-                    self.lines.bad(e)?
+                    self.lines.bad(e).map_err(|e| with_hint(e, P::FORMAT))?
                 }
             }
         }
@@ -173,5 +175,24 @@ impl<P: LineParser> TraceSource for TextReader<P> {
     }
     fn skipped(&self) -> u64 {
         self.lines.skipped
+    }
+}
+
+/// A bad record's error, its hint replaced by one naming the format the
+/// file looks like when that is not the one it was read as (an MSR trace
+/// read as CSV would otherwise be told to hash its host names).
+fn with_hint(e: TraceError, read_as: crate::source::formats::Format) -> TraceError {
+    match e {
+        TraceError::Malformed { path, line, msg } => {
+            let msg = match crate::source::formats::hint(&path, read_as) {
+                Some(h) => {
+                    let bare = msg.split_once("\nhint: ").map_or(msg.as_str(), |m| m.0);
+                    format!("{bare}\n{h}")
+                }
+                None => msg,
+            };
+            TraceError::Malformed { path, line, msg }
+        }
+        e => e,
     }
 }

@@ -33,6 +33,13 @@ pub enum TraceError {
         len: u64,
         record: u64,
     },
+    /// A binary record that cannot be what the reader reads.
+    #[error("{path}: byte offset {offset}: {msg}")]
+    BadRecord {
+        path: PathBuf,
+        offset: u64,
+        msg: String,
+    },
     #[error("{path}:{line}: {msg}")]
     Malformed {
         path: PathBuf,
@@ -95,20 +102,5 @@ pub trait TraceSource: Send {
     }
 }
 
-/// The formats a trace file may have.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Format {
-    /// libCacheSim's oracleGeneral binary format.
-    Oracle,
-    /// Delimited text with a column map.
-    Csv,
-    /// strace text of file I/O (`tierlab capture files`).
-    Strace,
-    /// Valgrind lackey memory accesses (`tierlab capture memory`).
-    Lackey,
-    /// MSR Cambridge block I/O CSV (FILETIME, Read/Write, offset, size).
-    Msr,
-    /// Twitter's cache-trace CSV (key hashed, key + value size).
-    Twitter,
-}
+/// The formats a trace file may have (their registry is `source::formats`).
+pub use crate::source::formats::Format;

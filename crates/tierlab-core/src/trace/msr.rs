@@ -10,8 +10,10 @@ use super::lines::{LineParser, Lines, TextReader};
 use super::TraceError;
 use crate::hash::KeyHasher;
 use crate::request::{Op, Request};
+use crate::source::formats::{self, KeyError, Likeness, TraceFormat, TraceParams};
+use crate::source::Source;
 use std::hash::Hasher;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// FILETIME of the Unix epoch: 1970-01-01 in 100 ns ticks since 1601-01-01.
 const UNIX_EPOCH_TICKS: u64 = 116_444_736_000_000_000;
@@ -83,10 +85,18 @@ impl MsrParser {
 /// `pending` hands out one page's request at a time.
 impl LineParser for MsrParser {
     const KIND: &'static str = "MSR Cambridge trace";
+    const FORMAT: crate::source::formats::Format = crate::source::formats::Format::Msr;
 
-    fn parse(&mut self, line: &[u8], _lineno: u64) -> Result<Option<Request>, String> {
+    fn parse(&mut self, line: &[u8], lineno: u64) -> Result<Option<Request>, String> {
         if !line.is_empty() {
-            self.pending = Some(self.record(line)?);
+            let r = self.record(line).map_err(|e| {
+                if lineno == 1 && is_header(line) {
+                    format!("{e}\nhint: this line is a header, which MSR-Cambridge traces do not have: delete it, or give skip_bad = true (--skip-bad)")
+                } else {
+                    e
+                }
+            })?;
+            self.pending = Some(r);
         }
         Ok(None)
     }
@@ -101,6 +111,45 @@ impl LineParser for MsrParser {
             op,
             next_access: -1,
         })
+    }
+}
+
+/// The registry's view of MSR-Cambridge traces ([`crate::source::formats`]).
+pub struct Msr;
+
+/// The header line some copies of the MSR-Cambridge traces carry.
+fn is_header(l: &[u8]) -> bool {
+    l.starts_with(b"Timestamp,Hostname,DiskNumber,Type")
+}
+
+impl TraceFormat for Msr {
+    const TITLE: &'static str = "an MSR-Cambridge block trace";
+    const KEYS: &'static [&'static str] = &["page_size"];
+
+    fn source(path: PathBuf, p: &TraceParams, _: Option<&[u8]>) -> Result<Source, KeyError> {
+        let page = formats::page_size(p)?;
+        Ok(Source::Msr(path, page, p.skip_bad.unwrap_or(false)))
+    }
+
+    fn sniff(head: &[u8]) -> Likeness {
+        let record = |l: &[u8]| {
+            let f: Vec<&[u8]> = l.split(|b| *b == b',').map(trim).collect();
+            (6..=7).contains(&f.len())
+                && [0, 2, 4, 5].iter().all(|&i| parse_u64(f[i]).is_some())
+                && matches!(f[3], b"Read" | b"Write" | b"read" | b"write")
+        };
+        let mut n = 0;
+        for (i, l) in formats::lines(head, 8).enumerate() {
+            if !(record(l) || (i == 0 && is_header(l))) {
+                return Likeness::No;
+            }
+            n += 1;
+        }
+        if n > 0 {
+            Likeness::Sure
+        } else {
+            Likeness::No
+        }
     }
 }
 

@@ -16,8 +16,10 @@
 use super::lines::{LineParser, Lines, TextReader};
 use super::TraceError;
 use crate::request::{Op, Request};
+use crate::source::formats::{self, KeyError, Likeness, TraceFormat, TraceParams};
+use crate::source::Source;
 use std::collections::{HashMap, VecDeque};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The syscalls `tierlab capture files` asks strace for.
 /// `execve` is not file I/O: its results tell whether the program started
@@ -506,6 +508,7 @@ pub(crate) fn unquote(a: &str) -> Option<String> {
 /// hands them out in order.
 impl LineParser for StraceParser {
     const KIND: &'static str = "strace file I/O";
+    const FORMAT: crate::source::formats::Format = crate::source::formats::Format::Strace;
 
     fn parse(&mut self, line: &[u8], _lineno: u64) -> Result<Option<Request>, String> {
         // strace writes text; a line that is not UTF-8 is not strace's.
@@ -516,6 +519,56 @@ impl LineParser for StraceParser {
 
     fn pending(&mut self) -> Option<Request> {
         self.out.pop_front()
+    }
+}
+
+/// The registry's view of strace logs ([`crate::source::formats`]).
+pub struct Strace;
+
+impl TraceFormat for Strace {
+    const TITLE: &'static str = "an strace log";
+    const KEYS: &'static [&'static str] = &["page_size"];
+
+    fn source(path: PathBuf, p: &TraceParams, _: Option<&[u8]>) -> Result<Source, KeyError> {
+        let page = formats::page_size(p)?;
+        Ok(Source::Strace(path, page, p.skip_bad.unwrap_or(false)))
+    }
+
+    fn sniff(head: &[u8]) -> Likeness {
+        // `[pid] seconds.micros name(...` as `strace -f -ttt` writes it.
+        let call = |l: &[u8]| {
+            let Ok(l) = std::str::from_utf8(l) else {
+                return false;
+            };
+            let mut w = l.split_whitespace();
+            let mut t = w.next().unwrap_or("");
+            if t.bytes().all(|b| b.is_ascii_digit()) {
+                t = w.next().unwrap_or("");
+            }
+            let rest = w.next().unwrap_or("");
+            parse_time_ns(t).is_some()
+                && t.contains('.')
+                && rest.split_once('(').is_some_and(|(name, _)| {
+                    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                })
+        };
+        let mut seen = 0;
+        for l in formats::lines(head, 8) {
+            // Signals and exits (`--- SIGCHLD`, `+++ exited`) carry no call.
+            if l.contains(&b'(') && call(l) {
+                seen += 1;
+            } else if !l
+                .windows(8)
+                .any(|w| w.starts_with(b"---") || w.starts_with(b"+++") || w == b"resumed>")
+            {
+                return Likeness::No;
+            }
+        }
+        if seen > 0 {
+            Likeness::Sure
+        } else {
+            Likeness::No
+        }
     }
 }
 

@@ -10,8 +10,10 @@ use super::lines::{LineParser, Lines, TextReader};
 use super::TraceError;
 use crate::hash::KeyHasher;
 use crate::request::{Op, Request};
+use crate::source::formats::{self, KeyError, Likeness, TraceFormat, TraceParams};
+use crate::source::Source;
 use std::hash::Hasher;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub type TwitterReader = TextReader<TwitterParser>;
 
@@ -25,6 +27,7 @@ impl TwitterReader {
 
 impl LineParser for TwitterParser {
     const KIND: &'static str = "Twitter cache trace";
+    const FORMAT: crate::source::formats::Format = crate::source::formats::Format::Twitter;
 
     fn parse(&mut self, line: &[u8], _lineno: u64) -> Result<Option<Request>, String> {
         if line.is_empty() {
@@ -64,6 +67,52 @@ impl LineParser for TwitterParser {
             op,
             next_access: -1,
         }))
+    }
+}
+
+/// The registry's view of Twitter cache traces ([`crate::source::formats`]).
+pub struct Twitter;
+
+impl TraceFormat for Twitter {
+    const TITLE: &'static str = "a Twitter cache trace";
+    const KEYS: &'static [&'static str] = &[];
+
+    fn source(path: PathBuf, p: &TraceParams, _: Option<&[u8]>) -> Result<Source, KeyError> {
+        Ok(Source::Twitter(path, p.skip_bad.unwrap_or(false)))
+    }
+
+    fn sniff(head: &[u8]) -> Likeness {
+        let record = |l: &[u8]| {
+            let f: Vec<&[u8]> = l.split(|b| *b == b',').map(trim).collect();
+            f.len() == 7
+                && [0, 2, 3, 4, 6].iter().all(|&i| parse_u64(f[i]).is_some())
+                && matches!(
+                    f[5],
+                    b"get"
+                        | b"gets"
+                        | b"set"
+                        | b"add"
+                        | b"replace"
+                        | b"cas"
+                        | b"append"
+                        | b"prepend"
+                        | b"delete"
+                        | b"incr"
+                        | b"decr"
+                )
+        };
+        let mut n = 0;
+        for l in formats::lines(head, 8) {
+            if !record(l) {
+                return Likeness::No;
+            }
+            n += 1;
+        }
+        if n > 0 {
+            Likeness::Sure
+        } else {
+            Likeness::No
+        }
     }
 }
 

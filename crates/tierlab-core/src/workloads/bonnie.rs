@@ -165,6 +165,7 @@ impl Script for Bonnie {
     }
 }
 
+super::benchmark!(BonnieSpec, BonnieParams, Bonnie);
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;

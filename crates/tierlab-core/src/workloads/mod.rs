@@ -11,13 +11,6 @@
 //! randomness is [`crate::synth::Rng`], so a seed gives the same trace on
 //! every machine.
 
-pub mod bonnie;
-pub mod multiprogram;
-pub mod postmark;
-pub mod proxy;
-pub mod specweb;
-pub mod web;
-
 use crate::request::{Op, Request};
 use crate::synth::Rng;
 use crate::trace::{TraceError, TraceSource};
@@ -133,33 +126,51 @@ impl<S: Script> TraceSource for Paged<S> {
     }
 }
 
-/// A checked, concrete generator: what a `[workload]` of one of these types
-/// becomes.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Spec {
-    Postmark(postmark::PostmarkSpec),
-    Bonnie(bonnie::BonnieSpec),
-    Web(web::WebSpec),
-    Specweb(specweb::SpecwebSpec),
-    Proxy(proxy::ProxySpec),
-    Multiprogram(multiprogram::MultiprogramSpec),
+/// A checked, concrete benchmark generator (its registry is
+/// `source::generators`).
+pub use crate::source::generators::Spec;
+
+/// A benchmark generator as the registry (`source::generators`) sees it:
+/// its `[workload.<type>]` table over a preset, and its stream.
+pub trait Benchmark: Sized {
+    /// `[workload.<type>]`: every key optional, unknown keys rejected.
+    type Table: serde::de::DeserializeOwned + Default;
+    /// The preset's values, scaled, then the table's overrides, checked.
+    fn make(preset: &str, table: &Self::Table, c: Common) -> Result<Self, ParamError>;
+    /// A fresh stream of its requests.
+    fn open(&self) -> Box<dyn TraceSource>;
 }
 
-impl Spec {
-    /// A fresh stream of the generator's requests.
-    pub fn open(&self) -> Box<dyn TraceSource> {
-        match self {
-            Spec::Postmark(s) => Box::new(Paged::new(postmark::Postmark::new(s), s.page_size)),
-            Spec::Bonnie(s) => Box::new(Paged::new(bonnie::Bonnie::new(s), s.page_size)),
-            Spec::Web(s) => Box::new(Paged::new(web::Web::new(s), s.page_size)),
-            Spec::Specweb(s) => Box::new(Paged::new(specweb::Specweb::new(s), s.page_size)),
-            Spec::Proxy(s) => Box::new(Paged::new(proxy::Proxy::new(s), s.page_size)),
-            Spec::Multiprogram(s) => {
-                Box::new(Paged::new(multiprogram::Multiprogram::new(s), s.page_size))
+/// Implements [`Benchmark`] for a generator whose spec has `resolve` and a
+/// `page_size`, and whose [`Script`] is built by `new(&spec)`.
+macro_rules! benchmark {
+    ($spec:ty, $table:ty, $script:ty) => {
+        impl $crate::workloads::Benchmark for $spec {
+            type Table = $table;
+            fn make(
+                preset: &str,
+                table: &$table,
+                c: $crate::workloads::Common,
+            ) -> Result<Self, $crate::workloads::ParamError> {
+                <$spec>::resolve(preset, table, c)
+            }
+            fn open(&self) -> Box<dyn $crate::trace::TraceSource> {
+                Box::new($crate::workloads::Paged::new(
+                    <$script>::new(self),
+                    self.page_size,
+                ))
             }
         }
-    }
+    };
 }
+pub(crate) use benchmark;
+
+pub mod bonnie;
+pub mod multiprogram;
+pub mod postmark;
+pub mod proxy;
+pub mod specweb;
+pub mod web;
 
 /// What every generator of this module takes besides its own table: the
 /// preset to start from, a scale factor, the seed and the page size.

@@ -299,6 +299,7 @@ impl Script for Multiprogram {
     }
 }
 
+super::benchmark!(MultiprogramSpec, MultiprogramParams, Multiprogram);
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;

@@ -252,6 +252,7 @@ impl Script for Postmark {
     }
 }
 
+super::benchmark!(PostmarkSpec, PostmarkParams, Postmark);
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;

@@ -159,6 +159,7 @@ impl Script for Proxy {
     }
 }
 
+super::benchmark!(ProxySpec, ProxyParams, Proxy);
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;

@@ -178,6 +178,7 @@ impl Script for Specweb {
     }
 }
 
+super::benchmark!(SpecwebSpec, SpecwebParams, Specweb);
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;

@@ -181,6 +181,7 @@ impl Script for Web {
     }
 }
 
+super::benchmark!(WebSpec, WebParams, Web);
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
