@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from tierlab import _core
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -47,9 +49,11 @@ def err(msg: str, hint: str | None = None) -> int:
 def add_trace_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--format",
-        choices=["oracle", "csv", "strace", "lackey", "msr", "twitter"],
-        help="trace format (default: from the file name, .zst stripped: .csv/.txt csv, "
-        ".strace strace, .lackey lackey, else oracle)",
+        # The engine's format registry; the extension module is native and
+        # cheap to import, unlike the package's pandas-using modules.
+        choices=_core.trace_formats(),
+        help="trace format (default: recognised from the file's content, else from its "
+        "name; oracleGeneral when neither tells)",
     )
     p.add_argument(
         "--skip-bad",
