@@ -18,6 +18,7 @@ pub mod mrc;
 pub mod policy;
 pub mod request;
 pub mod sim;
+pub mod source;
 pub mod spec;
 pub mod stats;
 pub mod synth;
