@@ -44,6 +44,14 @@ def mrc(
     sizes: list[str] | None = None,
     shards_rate: float | None = None,
     shards_size: int | None = None,
-    simulate: bool = False,
+    policy_json: str | None = None,
+    hierarchy_json: str | None = None,
     progress: Callable[[int, int | None], object] | None = None,
-) -> tuple[list[int], list[float], int]: ...
+) -> tuple[list[int], list[float], int, str]: ...
+def mrc_method(
+    sizes: list[str] | None = None,
+    shards_rate: float | None = None,
+    shards_size: int | None = None,
+    policy_json: str | None = None,
+    hierarchy_json: str | None = None,
+) -> str: ...

@@ -369,7 +369,39 @@ def mrc(
     )
     df = pd.DataFrame({"size": pd.Series(xs, dtype="uint64"), "miss_ratio": ys})
     df.attrs["largest_object"] = largest
+    df.attrs["method"] = mrc_method(
+        policy=policy, sizes=sizes, shards=shards, shards_size=shards_size, config=config
+    )
     return df
+
+
+def mrc_method(
+    *,
+    policy: str | Mapping[str, Any] | None = None,
+    sizes: Sequence[int | str] | None = None,
+    shards: float | None = None,
+    shards_size: int | None = None,
+    config: ConfigLike | None = None,
+) -> str:
+    """The method :func:`mrc` uses for these arguments, as a label for plots
+    ("LRU (exact)", "LRU, SHARDS rate 0.01", "fifo (simulated)",
+    "hierarchy (simulated)"); raises ConfigError when they do not go
+    together. The engine's rule; nothing is read."""
+    pol, hier, size_list = _mrc_args(policy, sizes, config)
+    return _core.mrc_method(size_list, shards, shards_size, pol, hier)
+
+
+def _mrc_args(
+    policy: str | Mapping[str, Any] | None,
+    sizes: Sequence[int | str] | None,
+    config: ConfigLike | None,
+) -> tuple[str | None, str | None, list[str] | None]:
+    """mrc's policy, hierarchy and sizes as the engine takes them."""
+    if isinstance(policy, Mapping):
+        policy = dict(policy)
+    pol = None if policy is None else json.dumps(policy)
+    hier = None if config is None else to_json(load_config(config))
+    return pol, hier, None if sizes is None else [str(s) for s in sizes]
 
 
 def mrc_points(
@@ -388,24 +420,9 @@ def mrc_points(
     in the stack (0 for a simulated curve; ``attrs["largest_object"]`` of
     :func:`mrc`'s frame), without pandas: the command line writes its CSV
     from these, and skips pandas' import time."""
-    if shards is not None and shards_size is not None:
-        raise ConfigError("mrc: give shards (a rate) or shards_size (a key count), not both")
-    simulate = policy is not None or config is not None
-    if simulate:
-        if policy is not None and config is not None:
-            raise ConfigError("mrc: give policy (one tier) or config (a hierarchy), not both")
-        if shards is not None or shards_size is not None:
-            raise ConfigError(
-                "mrc: SHARDS samples the LRU curve; it cannot be combined with policy or config"
-            )
-        if not sizes:
-            raise ConfigError("mrc: policy and config are simulated at given sizes; give sizes")
-    cfg = json.loads(_workload(trace_or_config, format, unit_size=True if unit_size else None))
-    if config is not None:
-        cfg = {**load_config(config), "workload": cfg["workload"]}
-    elif policy is not None:
-        pol = dict(policy) if isinstance(policy, Mapping) else policy
-        cfg["tier"] = [{"tech": "DRAM-DDR3", "capacity": 1, "policy": pol}]
-    size_list = None if sizes is None else [str(s) for s in sizes]
-    xs, ys, largest = _core.mrc(to_json(cfg), size_list, shards, shards_size, simulate, progress)
+    # Which method (exact, SHARDS, simulated) and whether the options go
+    # together is the engine's rule (tierlab_core::mrc::Ask).
+    cfg = _workload(trace_or_config, format, unit_size=True if unit_size else None)
+    pol, hier, size_list = _mrc_args(policy, sizes, config)
+    xs, ys, largest, _method = _core.mrc(cfg, size_list, shards, shards_size, pol, hier, progress)
     return list(xs), list(ys), largest

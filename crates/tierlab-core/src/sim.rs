@@ -2,23 +2,20 @@
 //! steps so that a caller (the Python binding) can show progress and stop on
 //! Ctrl-C between steps.
 
-use crate::config::{Config, ConfigError, Source, WorkloadConfig};
+use crate::config::{Config, ConfigError, Source};
 use crate::cost::AccessCost;
 use crate::error::Error;
 use crate::hash::KeySet;
 use crate::hierarchy::{Fill, Hierarchy};
 use crate::policy::BuildCtx;
 use crate::request::Request;
+use crate::source::setup::{pass, Batches, Progress, RunSetup};
 use crate::stats::{RunResult, TierMeta, Timeline};
 use crate::tier::Tier;
-use crate::trace::next_access::WithNextAccess;
 use crate::trace::output::OutputFile;
-use crate::trace::{TraceError, TraceSource};
-use crate::units::Size;
+use crate::trace::TraceError;
 
-/// Requests decoded per batch: large enough to amortise the one dynamic call
-/// per batch, small enough to stay in L1/L2.
-pub const BATCH: usize = 4096;
+pub use crate::source::setup::BATCH;
 
 /// How many requests ahead the loop prefetches tier 0's index bucket, and
 /// the lower tiers' buckets of keys not in tier 0 (measured on the 20M Zipf
@@ -83,24 +80,16 @@ impl TraceStats {
 /// One pass over a source: counts, distinct keys, footprint.
 /// `progress` is told the requests read so far after each batch and returns
 /// false to stop (the caller was interrupted).
-pub fn trace_stats(
-    source: &Source,
-    mut progress: impl FnMut(u64) -> bool,
-) -> Result<TraceStats, TraceError> {
-    let mut src = open(source)?;
+pub fn trace_stats(source: &Source, progress: impl Progress) -> Result<TraceStats, TraceError> {
     let mut seen = KeySet::default();
     let mut s = TraceStats::new();
-    let mut buf = Vec::with_capacity(BATCH);
-    while src.next_batch(&mut buf, BATCH)? > 0 {
-        for r in &buf {
+    let p = pass(source, progress, |batch| {
+        for r in batch {
             s.add(r, &mut seen);
         }
-        if !progress(s.requests) {
-            return Err(TraceError::Interrupted);
-        }
-    }
-    crate::trace::empty_check(s.requests, &*src)?;
-    s.skipped = src.skipped();
+        Ok::<(), TraceError>(())
+    })?;
+    s.skipped = p.skipped;
     Ok(s.finish(&seen))
 }
 
@@ -117,34 +106,34 @@ pub fn trace_stats(
 pub fn convert_to_oracle(
     source: &Source,
     out: &std::path::Path,
-    mut progress: impl FnMut(u64) -> bool,
+    mut progress: impl Progress,
 ) -> Result<TraceStats, TraceError> {
     // Refused before the first pass, which may be long.
     let out = OutputFile::create(out, source.path())?;
-    let next = crate::trace::next_access::next_access_times(&mut *open(source)?, &mut progress)?;
-    let keys_len = next.len();
+    let next = crate::trace::next_access::next_access_times(source, &mut progress)?;
+    let keys_len = next.len() as u64;
     let mut w = crate::trace::oracle::OracleWriter::new(out);
-    let mut src = open(source)?;
-    let mut buf = Vec::with_capacity(BATCH);
     let mut i = 0usize;
     let mut seen = KeySet::default();
     let mut s = TraceStats::new();
-    while src.next_batch(&mut buf, BATCH)? > 0 {
-        for r in &buf {
-            w.write(&Request {
-                next_access: next[i],
-                ..*r
-            })?;
-            i += 1;
-            s.add(r, &mut seen);
-        }
-        if !progress(keys_len as u64 + s.requests) {
-            return Err(TraceError::Interrupted);
-        }
-    }
-    crate::trace::empty_check(s.requests, &*src)?;
+    // A source that grew between the passes gets "never" past the end.
+    let p = pass(
+        source,
+        |n| progress(keys_len + n),
+        |batch| {
+            for r in batch {
+                w.write(&Request {
+                    next_access: next.get(i).copied().unwrap_or(-1),
+                    ..*r
+                })?;
+                i += 1;
+                s.add(r, &mut seen);
+            }
+            Ok::<(), TraceError>(())
+        },
+    )?;
     w.finish()?;
-    s.skipped = src.skipped();
+    s.skipped = p.skipped;
     Ok(s.finish(&seen))
 }
 
@@ -160,7 +149,7 @@ pub use crate::trace::csv::HEADER as CSV_HEADER;
 pub fn write_csv(
     source: &Source,
     out: &std::path::Path,
-    mut progress: impl FnMut(u64) -> bool,
+    progress: impl Progress,
 ) -> Result<TraceStats, TraceError> {
     use std::io::Write;
     let mut out = OutputFile::create(out, source.path())?;
@@ -168,12 +157,10 @@ pub fn write_csv(
     let io = |e| TraceError::io(&path, e);
     let w = out.writer();
     writeln!(w, "{CSV_HEADER}").map_err(io)?;
-    let mut src = open(source)?;
-    let mut buf = Vec::with_capacity(BATCH);
     let mut seen = KeySet::default();
     let mut s = TraceStats::new();
-    while src.next_batch(&mut buf, BATCH)? > 0 {
-        for r in &buf {
+    let p = pass(source, progress, |batch| {
+        for r in batch {
             let op = match r.op {
                 crate::Op::Read => "read",
                 crate::Op::Write => "write",
@@ -182,12 +169,10 @@ pub fn write_csv(
             writeln!(w, "{},{},{},{op}", r.time, r.key, r.size).map_err(io)?;
             s.add(r, &mut seen);
         }
-        if !progress(s.requests) {
-            return Err(TraceError::Interrupted);
-        }
-    }
-    crate::trace::empty_check(s.requests, &*src)?;
+        Ok::<(), TraceError>(())
+    })?;
     out.commit()?;
+    s.skipped = p.skipped;
     Ok(s.finish(&seen))
 }
 
@@ -260,128 +245,19 @@ pub fn build_hierarchy(
     ))
 }
 
-pub struct Simulation {
-    h: Hierarchy,
-    meta: Vec<TierMeta>,
-    backing_tech: String,
-    source: Box<dyn TraceSource>,
-    describe: String,
-    unit_size: bool,
-    buf: Vec<Request>,
-    done: bool,
-    max_requests: u64,
+/// The timeline's bookkeeping: a point every `interval` requests.
+struct Recorder {
     interval: u64,
     countdown: u64,
     timeline: Timeline,
+    /// Lookups, misses and access time at the last point.
     mark: (u64, u64, f64),
 }
 
-impl Simulation {
-    pub fn new(cfg: &Config) -> Result<Self, Error> {
-        let w: &WorkloadConfig = cfg.workload()?;
-        let source = w.source()?;
-        // A share of the footprint needs the footprint: one pre-pass.
-        let needs_footprint = cfg
-            .tiers
-            .iter()
-            .any(|t| matches!(t.capacity, Size::Percent(_)));
-        let footprint = if needs_footprint {
-            let s = trace_stats(&source, |_| true)?;
-            if w.unit_size {
-                s.unique_keys
-            } else {
-                s.footprint_bytes
-            }
-        } else {
-            0
-        };
-        let (h, meta) = build_hierarchy(cfg, footprint, w.unit_size, w.seed.unwrap_or(42))?;
-        let mut src = open(&source)?;
-        // Belady needs each request's next access: oracleGeneral files carry
-        // it, other sources get it from a pre-pass.
-        let needs_oracle = cfg
-            .tiers
-            .iter()
-            .any(|t| matches!(t.policy, crate::policy::PolicySpec::Belady(_)));
-        if needs_oracle && !matches!(source, Source::Oracle(_)) {
-            let mut first = open(&source)?;
-            src = Box::new(WithNextAccess::new(&mut *first, src)?);
-        }
-        Ok(Simulation {
-            h,
-            meta,
-            backing_tech: cfg.backing.tech.clone(),
-            describe: src.describe(),
-            source: src,
-            unit_size: w.unit_size,
-            buf: Vec::with_capacity(BATCH),
-            done: false,
-            max_requests: cfg.run.max_requests.unwrap_or(u64::MAX),
-            interval: cfg.run.interval,
-            countdown: cfg.run.interval,
-            timeline: Timeline::default(),
-            mark: (0, 0, 0.0),
-        })
-    }
-
-    /// Total requests, when known.
-    pub fn len_hint(&self) -> Option<u64> {
-        self.source.len_hint().map(|n| n.min(self.max_requests))
-    }
-
-    pub fn processed(&self) -> u64 {
-        self.h.totals.requests
-    }
-
-    pub fn is_done(&self) -> bool {
-        self.done
-    }
-
-    /// Runs about `max` more requests (whole batches). Returns true when the
-    /// source is exhausted.
-    pub fn step(&mut self, max: u64) -> Result<bool, Error> {
-        let stop = self.h.totals.requests.saturating_add(max);
-        while !self.done && self.h.totals.requests < stop {
-            let want = (self.max_requests - self.h.totals.requests).min(BATCH as u64) as usize;
-            if want == 0 || self.source.next_batch(&mut self.buf, want)? == 0 {
-                self.done = true;
-                break;
-            }
-            let buf = std::mem::take(&mut self.buf);
-            for (i, r) in buf.iter().enumerate() {
-                // Index lookups are cache misses on large tiers: start them
-                // ahead, in two stages (see Hierarchy::prefetch_below).
-                if let Some(far) = buf.get(i + PREFETCH_FAR) {
-                    self.h.prefetch_top(far.key);
-                }
-                if let Some(near) = buf.get(i + PREFETCH_NEAR) {
-                    self.h.prefetch_below(near.key);
-                }
-                self.h.access_inlined(r);
-                self.countdown -= 1;
-                if self.countdown == 0 {
-                    self.countdown = self.interval;
-                    self.record();
-                }
-            }
-            self.buf = buf;
-        }
-        if self.done && self.h.totals.requests == 0 {
-            return Err(TraceError::Empty {
-                path: self.describe.clone().into(),
-            }
-            .into());
-        }
-        if self.done && self.countdown != self.interval {
-            self.countdown = self.interval;
-            self.record();
-        }
-        Ok(self.done)
-    }
-
+impl Recorder {
     #[cold]
-    fn record(&mut self) {
-        let t = &self.h.totals;
+    fn record(&mut self, t: &crate::hierarchy::Totals) {
+        self.countdown = self.interval;
         let lookups = t.reads + t.writes;
         let (l0, m0, a0) = self.mark;
         let dl = lookups - l0;
@@ -400,6 +276,95 @@ impl Simulation {
             .push(crate::stats::ratio(t.misses, lookups));
         self.mark = (lookups, t.misses, t.access_time_ns);
     }
+}
+
+pub struct Simulation {
+    h: Hierarchy,
+    meta: Vec<TierMeta>,
+    backing_tech: String,
+    batches: Batches,
+    describe: String,
+    unit_size: bool,
+    rec: Recorder,
+}
+
+impl Simulation {
+    pub fn new(cfg: &Config) -> Result<Self, Error> {
+        Self::with_progress(cfg, |_| true)
+    }
+
+    /// [`Simulation::new`], telling `progress` the requests its pre-passes
+    /// read (the footprint for capacities given as a share, next-access
+    /// times for Belady); false from it stops them.
+    pub fn with_progress(cfg: &Config, mut progress: impl Progress) -> Result<Self, Error> {
+        let run = RunSetup::new(cfg, &[], &mut progress)?;
+        let (h, meta) = build_hierarchy(cfg, run.footprint, run.unit_size, run.seed)?;
+        let batches = run.open(BATCH, &mut progress)?;
+        Ok(Simulation {
+            h,
+            meta,
+            backing_tech: cfg.backing.tech.clone(),
+            describe: batches.describe(),
+            batches,
+            unit_size: run.unit_size,
+            rec: Recorder {
+                interval: cfg.run.interval,
+                countdown: cfg.run.interval,
+                timeline: Timeline::default(),
+                mark: (0, 0, 0.0),
+            },
+        })
+    }
+
+    /// Total requests, when known.
+    pub fn len_hint(&self) -> Option<u64> {
+        self.batches.len_hint()
+    }
+
+    pub fn processed(&self) -> u64 {
+        self.h.totals.requests
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.batches.is_done()
+    }
+
+    /// Runs about `max` more requests (whole batches). Returns true when the
+    /// source is exhausted.
+    pub fn step(&mut self, max: u64) -> Result<bool, Error> {
+        let stop = self.h.totals.requests.saturating_add(max);
+        while self.h.totals.requests < stop {
+            let Some(buf) = self.batches.next_batch()? else {
+                break;
+            };
+            for (i, r) in buf.iter().enumerate() {
+                // Index lookups are cache misses on large tiers: start them
+                // ahead, in two stages (see Hierarchy::prefetch_below).
+                if let Some(far) = buf.get(i + PREFETCH_FAR) {
+                    self.h.prefetch_top(far.key);
+                }
+                if let Some(near) = buf.get(i + PREFETCH_NEAR) {
+                    self.h.prefetch_below(near.key);
+                }
+                self.h.access_inlined(r);
+                self.rec.countdown -= 1;
+                if self.rec.countdown == 0 {
+                    self.rec.record(&self.h.totals);
+                }
+            }
+        }
+        let done = self.batches.is_done();
+        if done && self.h.totals.requests == 0 {
+            return Err(TraceError::Empty {
+                path: self.describe.clone().into(),
+            }
+            .into());
+        }
+        if done && self.rec.countdown != self.rec.interval {
+            self.rec.record(&self.h.totals);
+        }
+        Ok(done)
+    }
 
     pub fn run_to_end(&mut self) -> Result<(), Error> {
         while !self.step(u64::MAX)? {}
@@ -413,9 +378,9 @@ impl Simulation {
             &self.backing_tech,
             self.describe.clone(),
             self.unit_size,
-            self.timeline.clone(),
+            self.rec.timeline.clone(),
         );
-        r.skipped_records = self.source.skipped();
+        r.skipped_records = self.batches.skipped();
         r
     }
 

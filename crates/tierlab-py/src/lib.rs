@@ -382,52 +382,81 @@ fn workload_source(config_json: &str) -> Res<tierlab_core::config::Source> {
     Ok(w.source()?)
 }
 
-/// mrc(config_json, sizes=None, shards_rate=None, shards_size=None, simulate=False,
-///     progress=None) -> (list[int], list[float])
+/// The JSON text of an optional argument, parsed.
+fn json_arg(name: &str, text: Option<&str>) -> Res<Option<serde_json::Value>> {
+    text.map(|t| {
+        serde_json::from_str(t)
+            .map_err(|e| tierlab_core::config::ConfigError::at(name, e.to_string()).into())
+    })
+    .transpose()
+}
+
+/// What a caller of `mrc` or `mrc_method` asks, as the core takes it.
+fn mrc_ask(
+    sizes: Option<Vec<String>>,
+    shards_rate: Option<f64>,
+    shards_size: Option<usize>,
+    policy_json: Option<&str>,
+    hierarchy_json: Option<&str>,
+) -> Res<tierlab_core::mrc::Ask> {
+    Ok(tierlab_core::mrc::Ask {
+        sizes,
+        shards_rate,
+        shards_size,
+        policy: json_arg("policy", policy_json)?,
+        hierarchy: json_arg("config", hierarchy_json)?,
+    })
+}
+
+/// mrc_method(sizes=None, shards_rate=None, shards_size=None, policy_json=None,
+///            hierarchy_json=None) -> str
+///
+/// The method `mrc` would use for these options, as a label ("LRU (exact)",
+/// "fifo (simulated)", ...); raises ConfigError when they do not go
+/// together. Reads nothing.
+#[pyfunction]
+#[pyo3(signature = (sizes=None, shards_rate=None, shards_size=None, policy_json=None, hierarchy_json=None))]
+fn mrc_method(
+    sizes: Option<Vec<String>>,
+    shards_rate: Option<f64>,
+    shards_size: Option<usize>,
+    policy_json: Option<&str>,
+    hierarchy_json: Option<&str>,
+) -> Res<String> {
+    let ask = mrc_ask(sizes, shards_rate, shards_size, policy_json, hierarchy_json)?;
+    let m = ask.method()?;
+    Ok(m.label())
+}
+
+/// mrc(config_json, sizes=None, shards_rate=None, shards_size=None,
+///     policy_json=None, hierarchy_json=None, progress=None)
+///     -> (list[int], list[float], int, str)
 ///
 /// A miss-ratio curve of the config's workload as (sizes, miss ratios, the
-/// largest object in the stack: 0 for a simulated curve).
-/// `simulate`: run the config's hierarchy at each of `sizes` (required);
-/// else exact LRU by stack distances, or SHARDS with a rate or a number of
-/// sampled keys, evaluated at `sizes` when given. Sizes are strings as
-/// capacities are written.
+/// largest object in the stack: 0 for a simulated curve, the method's
+/// label). The core chooses the method (`tierlab_core::mrc::Ask`): exact
+/// LRU by stack distances, SHARDS with a rate or a number of sampled keys,
+/// or, with a policy (JSON: a name or a table) or a hierarchy config
+/// (JSON), simulation at each of `sizes` (required then). Sizes are
+/// strings as capacities are written.
 #[pyfunction]
-#[pyo3(signature = (config_json, sizes=None, shards_rate=None, shards_size=None, simulate=false, progress=None))]
+#[pyo3(signature = (config_json, sizes=None, shards_rate=None, shards_size=None, policy_json=None, hierarchy_json=None, progress=None))]
+#[allow(clippy::too_many_arguments)]
 fn mrc(
     py: Python<'_>,
     config_json: &str,
     sizes: Option<Vec<String>>,
     shards_rate: Option<f64>,
     shards_size: Option<usize>,
-    simulate: bool,
+    policy_json: Option<&str>,
+    hierarchy_json: Option<&str>,
     progress: Option<Bound<'_, PyAny>>,
-) -> Res<(Vec<u64>, Vec<f64>, u64)> {
-    use tierlab_core::mrc::{self, MrcOptions, Sampling};
-    let sizes = sizes.map(|s| mrc::parse_sizes(&s)).transpose()?;
+) -> Res<(Vec<u64>, Vec<f64>, u64, String)> {
+    let ask = mrc_ask(sizes, shards_rate, shards_size, policy_json, hierarchy_json)?;
     let mut rep = Progress::new(progress, None, EVERY);
-    let r = if simulate {
-        let cfg = Config::from_json_str(config_json)?;
-        let sizes = sizes.unwrap_or_default();
-        py.allow_threads(|| mrc::simulate_sizes(&cfg, &sizes, |n| rep.tick(n)))
-    } else {
-        let w = tierlab_core::config::workload_only_from_json(config_json)?;
-        let source = w.source()?;
-        let unit_size = w.unit_size;
-        py.allow_threads(|| {
-            let sizes = sizes
-                .map(|s| mrc::resolve_sizes(&source, &s, unit_size))
-                .transpose()?;
-            let opts = MrcOptions { unit_size, sizes };
-            let tick = |n| rep.tick(n);
-            match (shards_rate, shards_size) {
-                (Some(r), _) => mrc::shards(&source, Sampling::Rate(r), &opts, tick),
-                (None, Some(s)) => mrc::shards(&source, Sampling::Size(s), &opts, tick),
-                (None, None) => mrc::exact(&source, &opts, tick).map_err(Error::from),
-            }
-        })
-    };
-    let m = rep.finish(r)?;
-    Ok((m.sizes, m.miss_ratios, m.largest))
+    let r = py.allow_threads(|| tierlab_core::mrc::curve(config_json, &ask, |n| rep.tick(n)));
+    let (m, method) = rep.finish(r)?;
+    Ok((m.sizes, m.miss_ratios, m.largest, method.label()))
 }
 
 #[pymodule]
@@ -452,6 +481,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(mrc, m)?)?;
+    m.add_function(wrap_pyfunction!(mrc_method, m)?)?;
     m.add("CSV_HEADER", sim::CSV_HEADER)?;
     Ok(())
 }

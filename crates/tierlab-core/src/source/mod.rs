@@ -1,10 +1,13 @@
 //! Where requests come from: a `[workload]` (a generator or a trace file)
 //! checked into a [`Source`], the registries of generators
-//! ([`generators`]) and trace formats ([`formats`]), and [`open`], which
-//! turns a source into a stream of requests.
+//! ([`generators`]) and trace formats ([`formats`]), [`open`], which turns a
+//! source into a stream of requests, and [`setup`], the one run-setup path
+//! (the footprint and next-access pre-passes and the one batch loop) every
+//! entry point uses.
 
 pub mod formats;
 pub mod generators;
+pub mod setup;
 pub mod workload;
 
 pub use workload::{open, Source, WorkloadConfig};

@@ -5,24 +5,20 @@
 //! next request, -1 when there is none.
 
 use super::{TraceError, TraceSource};
+use crate::config::Source;
 use crate::hash::KeyMap;
 use crate::request::Request;
+use crate::source::setup::{pass, Progress};
 
 /// Next-access times of a whole source, in request order. Memory: 8 bytes
 /// per request for the result, plus 8 per request for the keys while it
 /// runs. `progress` sees the requests read and returns false to stop.
-pub fn next_access_times(
-    src: &mut dyn TraceSource,
-    mut progress: impl FnMut(u64) -> bool,
-) -> Result<Vec<i64>, TraceError> {
+pub fn next_access_times(source: &Source, progress: impl Progress) -> Result<Vec<i64>, TraceError> {
     let mut keys: Vec<u64> = Vec::new();
-    let mut buf = Vec::with_capacity(4096);
-    while src.next_batch(&mut buf, 4096)? > 0 {
-        keys.extend(buf.iter().map(|r| r.key));
-        if !progress(keys.len() as u64) {
-            return Err(TraceError::Interrupted);
-        }
-    }
+    pass(source, progress, |batch| {
+        keys.extend(batch.iter().map(|r| r.key));
+        Ok::<(), TraceError>(())
+    })?;
     let mut next = vec![-1i64; keys.len()];
     let mut last: KeyMap<u64> = Default::default();
     for (i, k) in keys.iter().enumerate().rev() {
@@ -42,18 +38,14 @@ pub struct WithNextAccess {
 }
 
 impl WithNextAccess {
-    /// `first` is read to the end for the times; `inner` then streams the
-    /// same requests (a fresh reader of the same source).
-    pub fn new(
-        first: &mut dyn TraceSource,
-        inner: Box<dyn TraceSource>,
-    ) -> Result<Self, TraceError> {
-        let next = next_access_times(first, |_| true)?;
-        Ok(WithNextAccess {
+    /// `next`: the times of the source `inner` streams afresh, from
+    /// [`next_access_times`].
+    pub fn new(next: Vec<i64>, inner: Box<dyn TraceSource>) -> Self {
+        WithNextAccess {
             inner,
             next,
             pos: 0,
-        })
+        }
     }
 }
 
@@ -72,5 +64,8 @@ impl TraceSource for WithNextAccess {
     }
     fn describe(&self) -> String {
         self.inner.describe()
+    }
+    fn skipped(&self) -> u64 {
+        self.inner.skipped()
     }
 }

@@ -1,0 +1,356 @@
+//! Setting up a pass over a source, in one place for every command: the
+//! footprint pre-pass (capacities and sizes given as a share of it), the
+//! next-access pre-pass (Belady needs each request's next access), and the
+//! batch loop with progress and interruption. `run` ([`crate::sim::Simulation`]),
+//! `mrc` (exact, SHARDS, simulated sizes), `trace stats|convert` and the
+//! benches all read their requests through here, so a curve and a run of
+//! the same config see the same requests, cut at the same limit, with the
+//! same next-access times.
+//!
+//! The per-request work stays with the caller: [`Batches::next_batch`] hands out
+//! a slice, and [`Batches::drive`] calls a closure once per batch (generic,
+//! so each caller's loop is compiled into its own code, as if written there).
+
+use crate::config::{Config, ConfigError, Source};
+use crate::error::Error;
+use crate::request::Request;
+use crate::sim::open;
+use crate::trace::next_access::{next_access_times, WithNextAccess};
+use crate::trace::{TraceError, TraceSource};
+use crate::units::Size;
+
+/// Requests decoded per batch: large enough to amortise the one dynamic call
+/// per batch, small enough to stay in L1/L2.
+pub const BATCH: usize = 4096;
+
+/// How a pass reports progress: told the requests read so far (pre-passes
+/// included), returns false to stop (the caller was interrupted).
+pub trait Progress: FnMut(u64) -> bool {}
+impl<F: FnMut(u64) -> bool> Progress for F {}
+
+/// A stream of requests read batch by batch, up to a limit.
+pub struct Batches {
+    src: Box<dyn TraceSource>,
+    buf: Vec<Request>,
+    size: usize,
+    read: u64,
+    limit: u64,
+    /// Requests read by the pre-passes before this stream: progress counts
+    /// on from there, so that a caller's "every N requests" ticks go on.
+    offset: u64,
+    done: bool,
+}
+
+impl Batches {
+    /// Batches of `size` requests from `src`, to its end.
+    pub fn new(src: Box<dyn TraceSource>, size: usize) -> Self {
+        Batches {
+            src,
+            buf: Vec::with_capacity(size),
+            size,
+            read: 0,
+            limit: u64::MAX,
+            offset: 0,
+            done: false,
+        }
+    }
+
+    /// A fresh stream of the source's requests in batches of [`BATCH`].
+    pub fn open(source: &Source) -> Result<Self, TraceError> {
+        Ok(Batches::new(open(source)?, BATCH))
+    }
+
+    /// Stops after `max` requests (`[run] max_requests`).
+    pub fn limit(mut self, max: u64) -> Self {
+        self.limit = max;
+        self
+    }
+
+    /// The next batch, or None when the source (or the limit) is reached.
+    #[inline]
+    pub fn next_batch(&mut self) -> Result<Option<&[Request]>, TraceError> {
+        if self.done {
+            return Ok(None);
+        }
+        let want = (self.limit - self.read).min(self.size as u64) as usize;
+        if want == 0 || self.src.next_batch(&mut self.buf, want)? == 0 {
+            self.done = true;
+            return Ok(None);
+        }
+        self.read += self.buf.len() as u64;
+        Ok(Some(&self.buf))
+    }
+
+    /// Requests handed out so far.
+    pub fn read(&self) -> u64 {
+        self.read
+    }
+
+    /// Requests read so far, the pre-passes' included: what progress sees.
+    pub fn progress_count(&self) -> u64 {
+        self.offset + self.read
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Total requests of the stream, when known.
+    pub fn len_hint(&self) -> Option<u64> {
+        self.src.len_hint().map(|n| n.min(self.limit))
+    }
+
+    pub fn describe(&self) -> String {
+        self.src.describe()
+    }
+
+    /// Malformed records passed over (`skip_bad`).
+    pub fn skipped(&self) -> u64 {
+        self.src.skipped()
+    }
+
+    /// A source that gave no requests at all is an error.
+    pub fn check_empty(&self) -> Result<(), TraceError> {
+        crate::trace::empty_check(self.read, &*self.src)
+    }
+
+    /// The batch loop: `each` sees every batch left, then `progress` the
+    /// count so far; false from it stops the pass with
+    /// [`TraceError::Interrupted`]. An empty source is an error. Returns the
+    /// requests read.
+    #[inline]
+    pub fn drive<E: From<TraceError>>(
+        &mut self,
+        mut progress: impl Progress,
+        mut each: impl FnMut(&[Request]) -> Result<(), E>,
+    ) -> Result<u64, E> {
+        while let Some(batch) = self.next_batch()? {
+            each(batch)?;
+            if !progress(self.offset + self.read) {
+                return Err(TraceError::Interrupted.into());
+            }
+        }
+        self.check_empty()?;
+        Ok(self.read)
+    }
+}
+
+/// What a whole pass read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pass {
+    pub requests: u64,
+    /// Malformed records passed over (`skip_bad`).
+    pub skipped: u64,
+}
+
+/// One pass over a source: opens it and [`Batches::drive`]s `each`.
+pub fn pass<E: From<TraceError>>(
+    source: &Source,
+    progress: impl Progress,
+    each: impl FnMut(&[Request]) -> Result<(), E>,
+) -> Result<Pass, E> {
+    let mut b = Batches::open(source)?;
+    let requests = b.drive(progress, each)?;
+    Ok(Pass {
+        requests,
+        skipped: b.skipped(),
+    })
+}
+
+/// The footprint a share resolves against (bytes of the distinct objects,
+/// or distinct keys with `unit_size`), read in a pre-pass only when one of
+/// `sizes` is a share; 0 when none is (nothing needs it). Also returns the
+/// requests the pre-pass read (0 without one), for progress.
+pub fn footprint<'a>(
+    source: &Source,
+    unit_size: bool,
+    sizes: impl IntoIterator<Item = &'a Size>,
+    progress: impl Progress,
+) -> Result<(u64, u64), TraceError> {
+    if !sizes.into_iter().any(|s| matches!(s, Size::Percent(_))) {
+        return Ok((0, 0));
+    }
+    let s = crate::sim::trace_stats(source, progress)?;
+    let f = if unit_size {
+        s.unique_keys
+    } else {
+        s.footprint_bytes
+    };
+    Ok((f, s.requests))
+}
+
+/// Whether a source's requests carry their next-access times already
+/// (oracleGeneral, plain or zstd-compressed).
+pub fn carries_next_access(source: &Source) -> bool {
+    matches!(source, Source::Oracle(_))
+}
+
+/// A fresh stream of the source's requests in batches of `size`; with
+/// `next_access`, each request carries the time of its key's next one:
+/// from the file when it has them, else from a pre-pass over the keys
+/// (whose progress counts before the stream's).
+pub fn open_stream(
+    source: &Source,
+    size: usize,
+    next_access: bool,
+    progress: impl Progress,
+) -> Result<Batches, TraceError> {
+    if next_access && !carries_next_access(source) {
+        let next = next_access_times(source, progress)?;
+        let read = next.len() as u64;
+        let src = Box::new(WithNextAccess::new(next, open(source)?));
+        let mut b = Batches::new(src, size);
+        b.offset = read;
+        return Ok(b);
+    }
+    Ok(Batches::new(open(source)?, size))
+}
+
+/// Whether a tier of the config needs next-access times (Belady).
+pub fn needs_next_access(cfg: &Config) -> bool {
+    cfg.tiers
+        .iter()
+        .any(|t| matches!(t.policy, crate::policy::PolicySpec::Belady(_)))
+}
+
+/// What a run of a config reads, made concrete once for every command
+/// that runs its hierarchy (`run`, `mrc --policy|--config`).
+#[derive(Clone, Debug)]
+pub struct RunSetup {
+    pub source: Source,
+    /// Every object counts as size 1.
+    pub unit_size: bool,
+    /// Seeds randomised policies.
+    pub seed: u64,
+    /// What shares resolve against (bytes, or objects with `unit_size`);
+    /// 0 when no capacity or size is a share.
+    pub footprint: u64,
+    /// A tier runs Belady: the stream carries next-access times.
+    pub next_access: bool,
+    /// `[run] max_requests`, or no limit.
+    pub max_requests: u64,
+    /// Requests the footprint pre-pass read (progress counts on from it).
+    pub read: u64,
+}
+
+impl RunSetup {
+    /// Checks the config's workload and reads the footprint when a tier's
+    /// capacity or one of `sizes` (mrc's) is a share of it.
+    pub fn new(cfg: &Config, sizes: &[Size], progress: impl Progress) -> Result<Self, Error> {
+        let w = cfg.workload()?;
+        let source = w.source()?;
+        let shares = cfg.tiers.iter().map(|t| &t.capacity).chain(sizes);
+        let (footprint, read) = footprint(&source, w.unit_size, shares, progress)?;
+        Ok(RunSetup {
+            source,
+            unit_size: w.unit_size,
+            seed: w.seed.unwrap_or(42),
+            footprint,
+            next_access: needs_next_access(cfg),
+            max_requests: cfg.run.max_requests.unwrap_or(u64::MAX),
+            read,
+        })
+    }
+
+    /// The run's requests in batches of `size`, cut at `max_requests`,
+    /// with next-access times when a tier needs them.
+    pub fn open(&self, size: usize, mut progress: impl Progress) -> Result<Batches, TraceError> {
+        let before = self.read;
+        let mut b = open_stream(&self.source, size, self.next_access, |n| {
+            progress(before + n)
+        })?;
+        b.offset += before;
+        Ok(b.limit(self.max_requests))
+    }
+}
+
+/// Sizes made absolute against a footprint; a size that comes to less than
+/// one unit is an error naming it (`what[i]`, as the user wrote it).
+pub fn resolve(sizes: &[Size], footprint: u64, what: &str) -> Result<Vec<u64>, ConfigError> {
+    let out: Vec<u64> = sizes.iter().map(|s| s.resolve(footprint)).collect();
+    if let Some(i) = out.iter().position(|&s| s == 0) {
+        return Err(ConfigError::at(
+            format!("{what}[{i}]"),
+            format!(
+                "\"{}\" of a footprint of {footprint} is less than one unit; use a larger share or an absolute size",
+                sizes[i]
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth::{Pattern, SynthSpec};
+
+    fn zipf(requests: u64) -> Source {
+        Source::Synth(SynthSpec {
+            pattern: Pattern::Zipf { alpha: 1.0 },
+            objects: 100,
+            requests,
+            object_size: 1,
+            seed: 7,
+            write_ratio: 0.0,
+        })
+    }
+
+    #[test]
+    fn batches_stop_at_the_limit_and_the_end() {
+        let mut b = Batches::new(open(&zipf(10_000)).unwrap(), 3000).limit(7000);
+        let mut lens = Vec::new();
+        while let Some(batch) = b.next_batch().unwrap() {
+            lens.push(batch.len());
+        }
+        assert_eq!(lens, [3000, 3000, 1000]);
+        assert!(b.is_done() && b.next_batch().unwrap().is_none());
+        assert_eq!(b.len_hint(), Some(7000));
+        let p = pass(&zipf(10_000), |_| true, |_| Ok::<(), TraceError>(())).unwrap();
+        assert_eq!(p.requests, 10_000);
+    }
+
+    #[test]
+    fn a_pass_stops_when_progress_says_so() {
+        let mut calls = 0;
+        let r = pass(
+            &zipf(100_000),
+            |_| {
+                calls += 1;
+                calls < 3
+            },
+            |_| Ok::<(), TraceError>(()),
+        );
+        assert!(matches!(r, Err(TraceError::Interrupted)));
+        assert_eq!(calls, 3);
+    }
+
+    #[test]
+    fn next_access_times_come_from_a_pre_pass() {
+        // The stream's times equal those a direct pass computes, and
+        // progress counts the pre-pass first.
+        let want = next_access_times(&zipf(5000), |_| true).unwrap();
+        let mut seen = Vec::new();
+        let mut b = open_stream(&zipf(5000), BATCH, true, |n| {
+            seen.push(n);
+            true
+        })
+        .unwrap();
+        assert_eq!(seen.last(), Some(&5000));
+        let mut got = Vec::new();
+        b.drive(
+            |n| {
+                seen.push(n);
+                true
+            },
+            |batch| {
+                got.extend(batch.iter().map(|r| r.next_access));
+                Ok::<(), TraceError>(())
+            },
+        )
+        .unwrap();
+        assert_eq!(got, want);
+        assert_eq!(seen.last(), Some(&10_000));
+        assert!(want.iter().any(|&t| t > 0) && want.contains(&-1));
+    }
+}
