@@ -368,6 +368,13 @@ def _note_skipped(n: int) -> None:
         print(f"note: skipped {n:,} malformed records (--skip-bad)", file=sys.stderr)
 
 
+def _warn(summary: dict[str, Any]) -> None:
+    """The engine's warnings about a run's figures (a tier that refused
+    objects larger than its capacity), one line each on stderr."""
+    for w in summary.get("warnings", ()):
+        print(f"warning: {w}", file=sys.stderr)
+
+
 def cmd_run(a: argparse.Namespace) -> int:
     # The engine's dicts, not a RunResult (a dataclass): `run --json` then
     # skips dataclasses' import, and prints what RunResult.to_json would.
@@ -392,6 +399,7 @@ def cmd_run(a: argparse.Namespace) -> int:
         )
     summary = out["summary"]
     _note_skipped(summary["skipped_records"])
+    _warn(summary)
     if a.timeline:
         from tierlab._result import RunResult
 

@@ -32,7 +32,10 @@ fn main() {
                 r.requests as f64 / s / 1e6
             );
             if std::env::var_os("TIERLAB_RUN_JSON").is_some() {
-                println!("{}", serde_json::to_string(&r).expect("a result serialises"));
+                println!(
+                    "{}",
+                    serde_json::to_string(&r).expect("a result serialises")
+                );
             }
         }
         Err(e) => {
