@@ -165,6 +165,41 @@ def test_run_table_names_tiers_and_backing(cli: Callable[..., Ran], zipf_config:
     assert r.err == ""
 
 
+def test_run_warns_when_a_tier_is_smaller_than_one_object(
+    cli: Callable[..., Ran], write_config: Callable[..., Path]
+) -> None:
+    # Defect 10: "0.01%" of a 4 KiB-page footprint resolved to a tier of a
+    # few hundred bytes, which refused every object with no word.
+    cfg = write_config(
+        '[workload]\ntype = "zipf"\nobjects = 900\nrequests = 3000\nobject_size = "4KiB"\n'
+        "seed = 1\n\n"
+        '[[tier]]\nname = "dram"\ntech = "DRAM-DDR3"\ncapacity = "0.01%"\npolicy = "lru"\n\n'
+        '[[tier]]\nname = "flash"\ntech = "NAND-SLC"\ncapacity = "50%"\npolicy = "lru"\n'
+    )
+    r = ok(cli("run", cfg, "--json"))
+    s = json.loads(r.out)
+    dram, flash = s["tiers"]
+    assert 0 < dram["capacity"] < 4096
+    assert dram["rejected"] == dram["misses"] == s["requests"]
+    assert dram["rejected_bytes"] == 4096 * s["requests"]
+    assert dram["largest_rejected"] == 4096
+    assert flash["rejected"] == flash["rejected_bytes"] == flash["largest_rejected"] == 0
+    assert len(s["warnings"]) == 1
+    (line,) = r.err.splitlines()
+    assert line.startswith(f'warning: tier "dram" ({dram["capacity"]} B) refused 3000 objects')
+    assert "largest 4.00 KiB" in line
+    assert "tier[0].capacity 4096 (bytes) or more" in line
+    table = ok(cli("run", cfg, "--no-progress"))
+    assert "refused (too large)" in table.out
+    assert table.err == r.err
+
+
+def test_run_without_refusals_has_no_warnings(cli: Callable[..., Ran], zipf_config: Path) -> None:
+    s = json.loads(ok(cli("run", zipf_config, "--json")).out)
+    assert s["warnings"] == []
+    assert all(t["rejected"] == 0 for t in s["tiers"])
+
+
 # --------------------------------------------------------------------------
 # tierlab techs
 # --------------------------------------------------------------------------

@@ -59,6 +59,7 @@ def print_run(s: dict[str, Any]) -> None:
     row("byte miss ratio", lambda r: f"{r['byte_miss_ratio']:.4f}")
     row("reads", lambda r: f"{r['reads']:,}", f"{b['reads']:,}")
     row("writes", lambda r: f"{r['writes']:,}", f"{b['writes']:,}")
+    row("refused (too large)", lambda r: f"{r['rejected']:,}")
     row("refused (admission)", lambda r: f"{r['rejected_admission']:,}")
     row("evictions", lambda r: f"{r['evictions']:,}")
     row("write-backs", lambda r: f"{r['writebacks']:,}")

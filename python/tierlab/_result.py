@@ -22,7 +22,10 @@ class RunResult:
     ----------
     summary
         The JSON object of ``tierlab run --json``: whole-run figures and
-        ``tiers``, a list of per-tier dicts, fastest first.
+        ``tiers``, a list of per-tier dicts, fastest first; ``warnings``,
+        the engine's lines about figures to distrust (a tier that refused
+        objects larger than its capacity: ``rejected`` in its dict), which
+        ``tierlab run`` prints on stderr.
     timeline_data
         One point every ``run.interval`` requests: ``requests``, and
         ``lookups`` (reads and writes), ``miss_ratio`` and ``amat_ns`` over

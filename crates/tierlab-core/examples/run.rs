@@ -1,5 +1,7 @@
 //! Runs a config with the engine alone, no Python: for profiling
 //! (`perf record cargo run --release --example run -- CONFIG.toml`).
+//! With `TIERLAB_RUN_JSON=1` it also prints the result's JSON, which
+//! checks that a change to the engine leaves every count as it was.
 
 use std::time::Instant;
 use tierlab_core::config::Config;
@@ -29,6 +31,12 @@ fn main() {
                 s,
                 r.requests as f64 / s / 1e6
             );
+            if std::env::var_os("TIERLAB_RUN_JSON").is_some() {
+                println!(
+                    "{}",
+                    serde_json::to_string(&r).expect("a result serialises")
+                );
+            }
         }
         Err(e) => {
             eprintln!("error: {e}");

@@ -20,16 +20,22 @@
 //! and an exclusive promotion refused by tier 0 leaves the object where it
 //! was. No data is lost.
 //!
-//! The tiers of an exclusive hierarchy share one [`Store`] (tier.rs): one
+//! The tiers of an exclusive hierarchy share one [`Store`] (tier/store.rs): one
 //! probe finds a key at any depth, and a promotion or demotion changes the
 //! policies' lists and the entry's tier, not the index. An inclusive
 //! hierarchy gives each tier its own store.
 //!
-//! When every tier of an exclusive hierarchy is LRU or FIFO, the tiers'
-//! orders are segments of one list (segments.rs): a demotion moves a
-//! boundary, not an entry; if every tier also admits everything, reads and
-//! demotions take a path written for that case (lean.rs). The rules above
-//! do not change.
+//! How the tiers keep their order is one choice, made once in
+//! [`Hierarchy::new`] from the tiers (`Path`): each tier's own policy; or,
+//! when every tier of an exclusive hierarchy is LRU or FIFO, segments of
+//! one list (segments.rs), where a demotion moves a boundary, not an
+//! entry; if every such tier also admits everything, reads and demotions
+//! skip the admission and dispatch steps that cannot apply (lean.rs), and
+//! if they also count objects, a read's fill and its chain of demotions
+//! run as one loop without the pending queue (lean.rs). Every path
+//! inserts through the same rules (`Insert::call`, tier/insert.rs), and
+//! the rules above do not change: tests/hierarchy_props.rs runs each fast
+//! path against the per-tier one request by request.
 
 mod lean;
 mod segments;
@@ -78,6 +84,58 @@ pub struct Totals {
     pub flushes: u64,
 }
 
+/// How the tiers keep their order and how a read's insertions run, chosen
+/// once in [`Hierarchy::new`] (`Path::choose`). Each is exact: the same
+/// events in the same order, so the same slots, counts and floating-point
+/// sums, as `PerTier`. A byte, apart from the segments it may use (in
+/// `Hierarchy::segments`): matching an enum that held them cost the 3-tier
+/// bench 2.7% more instructions (the niche-encoded tag is decoded on every
+/// request).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Path {
+    /// Each tier's own policy orders its entries: any policies, inclusive
+    /// or exclusive.
+    PerTier,
+    /// Exclusive, every tier LRU or FIFO: one list over the shared store,
+    /// each tier a segment of it (segments.rs). A demotion moves a
+    /// boundary: 15% fewer cycles on the 3-tier bench (sixth session,
+    /// docs/notes/engineering.md).
+    Segments,
+    /// Segments, and every tier admits everything: reads and demotions
+    /// insert through `lean_insert` (lean.rs), which asks no admission
+    /// policy and dispatches on no fill or path: 8% fewer instructions on
+    /// a byte-sized 3-tier LRU/FIFO/LRU hierarchy than `Segments` (1.64G
+    /// against 1.78G by callgrind, 3M Zipf requests, when the paths became
+    /// this enum).
+    Lean,
+    /// Lean, and every tier counts objects: a read's fill and the chain of
+    /// demotions it causes run as one loop with no queue (`lean_fill_unit`,
+    /// lean.rs; -9% instructions, -11% cycles on the 3-tier bench, seventh
+    /// session).
+    UnitChain,
+}
+
+impl Path {
+    /// The path for these tiers, and the one list of their order when the
+    /// path keeps one.
+    fn choose(tiers: &[Tier], fill: Fill) -> (Path, Option<Segments>) {
+        let orders: Option<Vec<bool>> = tiers.iter().map(Tier::list_order).collect();
+        let Some(orders) = orders.filter(|o| fill == Fill::Exclusive && o.len() > 1) else {
+            return (Path::PerTier, None);
+        };
+        let g = Some(Segments::new(orders));
+        if !tiers.iter().all(Tier::admits_all) {
+            return (Path::Segments, g);
+        }
+        // Unit charges: one eviction per insertion, so a chain with no queue.
+        if tiers.iter().all(|t| t.counts_objects() && t.capacity >= 1) {
+            (Path::UnitChain, g)
+        } else {
+            (Path::Lean, g)
+        }
+    }
+}
+
 pub struct Hierarchy {
     pub tiers: Vec<Tier>,
     /// One store shared by all tiers (exclusive), or one per tier (inclusive).
@@ -96,14 +154,10 @@ pub struct Hierarchy {
     pub clock_ns: f64,
     pub compute_ns: f64,
     pending: Vec<(usize, Victim)>,
-    /// The tiers' order as one list, when they allow it (see the module doc).
+    /// How the tiers keep their order (see the module doc).
+    path: Path,
+    /// The tiers' order as one list: there unless the path is `PerTier`.
     segments: Option<Segments>,
-    /// Segments, and every tier admits everything: reads and demotions take
-    /// the lean path (lean.rs).
-    lean: bool,
-    /// Lean, and every tier counts objects (unit sizes): reads fill tier 0
-    /// and demote without the pending queue (`lean_fill_unit`, lean.rs).
-    unit_lean: bool,
 }
 
 /// Whether a placement asks the tier's admission policy first, or places an
@@ -129,10 +183,7 @@ impl Hierarchy {
         let next_flush = flush_every.iter().copied().fold(f64::INFINITY, f64::min);
         let shared = fill == Fill::Exclusive;
         let stores = if shared { 1 } else { tiers.len().max(1) };
-        let orders: Option<Vec<bool>> = tiers.iter().map(Tier::list_order).collect();
-        let segments = orders.filter(|o| shared && o.len() > 1).map(Segments::new);
-        let lean = segments.is_some() && tiers.iter().all(Tier::admits_all);
-        let unit_lean = lean && tiers.iter().all(|t| t.counts_objects() && t.capacity >= 1);
+        let (path, segments) = Path::choose(&tiers, fill);
         let mut stores: Vec<Store> = (0..stores).map(|_| Store::new()).collect();
         if next_flush.is_finite() {
             // Flushes visit the entries made dirty, not the whole index.
@@ -152,21 +203,19 @@ impl Hierarchy {
             clock_ns: 0.0,
             compute_ns,
             pending: Vec::with_capacity(16),
+            path,
             segments,
-            lean,
-            unit_lean,
         }
     }
 
     /// Drives LRU and FIFO tiers with their own per-tier lists, through the
     /// general paths, even where they could share one list (segments.rs)
-    /// and take the lean path (lean.rs): the reference the tests compare
+    /// and chain their demotions (lean.rs): the reference the tests compare
     /// those with. Call before the first request.
     pub fn without_segments(mut self) -> Self {
         assert_eq!(self.totals.requests, 0, "without_segments after requests");
+        self.path = Path::PerTier;
         self.segments = None;
-        self.lean = false;
-        self.unit_lean = false;
         self
     }
 
@@ -175,10 +224,21 @@ impl Hierarchy {
         self.segments.is_some()
     }
 
+    /// The path chosen for these tiers: "per-tier", "segments", "lean" or
+    /// "unit-chain" (see the module doc).
+    pub fn path_name(&self) -> &'static str {
+        match self.path {
+            Path::PerTier => "per-tier",
+            Path::Segments => "segments",
+            Path::Lean => "lean",
+            Path::UnitChain => "unit-chain",
+        }
+    }
+
     /// A hit in tier `j`: its order learns of it.
     #[inline(always)]
     fn touch(&mut self, j: usize, slot: u32, req: &Request) {
-        match &mut self.segments {
+        match self.segments.as_mut() {
             Some(g) => g.at(j).on_hit(slot, req),
             None => self.tiers[j].touch(slot, req),
         }
@@ -189,7 +249,7 @@ impl Hierarchy {
     fn detach(&mut self, j: usize, slot: u32) {
         let sx = self.sx(j);
         let s = &mut self.stores[sx];
-        match &mut self.segments {
+        match self.segments.as_mut() {
             Some(g) => self.tiers[j].detach_with(&mut g.at(j), s, slot),
             None => self.tiers[j].detach(s, slot),
         }
@@ -199,7 +259,7 @@ impl Hierarchy {
     fn remove(&mut self, j: usize, slot: u32) -> Victim {
         let sx = self.sx(j);
         let s = &mut self.stores[sx];
-        match &mut self.segments {
+        match self.segments.as_mut() {
             Some(g) => self.tiers[j].remove_with(&mut g.at(j), s, slot),
             None => self.tiers[j].remove(s, slot),
         }
@@ -266,7 +326,7 @@ impl Hierarchy {
                 if let Some(s) = self.stores[0].get_hashed(key, h) {
                     self.stores[0].prefetch_entry(s);
                     // One list for every tier: its links, whatever the tier.
-                    if let Some(g) = &self.segments {
+                    if let Some(g) = self.segments.as_ref() {
                         g.prefetch(s);
                     }
                 }
@@ -348,10 +408,8 @@ impl Hierarchy {
 
         let mut lat = if is_write {
             self.write_request(req, level, slot)
-        } else if self.lean {
-            self.read_request::<true>(req, level, slot)
         } else {
-            self.read_request::<false>(req, level, slot)
+            self.read_request(req, level, slot)
         };
         if !self.pending.is_empty() {
             lat += self.settle(req);
@@ -364,10 +422,12 @@ impl Hierarchy {
         (Some(level), lat)
     }
 
-    /// A read found at `level` (`n`: nowhere). `LEAN`: the hierarchy is
-    /// lean (lean.rs), and tier 0 takes the object through `lean_insert`.
+    /// A read found at `level` (`n`: nowhere). One copy for every path,
+    /// which chooses how tier 0 takes the object: a copy per lean and
+    /// other paths (a const generic) cost single-tier LRU 3% more
+    /// instructions and the 3-tier bench 0.5%.
     #[inline(always)]
-    fn read_request<const LEAN: bool>(&mut self, req: &Request, level: Level, slot: u32) -> f64 {
+    fn read_request(&mut self, req: &Request, level: Level, slot: u32) -> f64 {
         let n = self.tiers.len();
         let mut lat;
         if level < n {
@@ -400,13 +460,12 @@ impl Hierarchy {
                         self.tiers[level].c.promotions += 1;
                         let dirty = self.stores[0].is_dirty(slot);
                         // Tier 0 fits it (asked above), so it is placed.
-                        if LEAN && self.unit_lean {
-                            return self.lean_fill_unit(lat, Some(slot), req.key, stored, dirty);
-                        }
-                        let placed = if LEAN {
-                            self.lean_insert(0, Some(slot), req.key, stored, dirty)
-                        } else {
-                            self.insert_at(0, Some(slot), &up, dirty, Admit::Already)
+                        let placed = match self.path {
+                            Path::UnitChain => {
+                                return self.lean_fill_unit(lat, Some(slot), &up, dirty)
+                            }
+                            Path::Lean => self.lean_insert(0, Some(slot), &up, dirty),
+                            _ => self.insert_at(0, Some(slot), &up, dirty, Admit::Already),
                         };
                         debug_assert!(placed);
                         lat += self.tiers[0].cost.write(stored);
@@ -423,15 +482,17 @@ impl Hierarchy {
             lat = self.backing_cost.read(req.size);
             self.backing.reads += 1;
             self.backing.bytes_read += req.size as u64;
-            match self.fill {
-                Fill::Exclusive if LEAN && self.unit_lean => {
-                    // place_lean's count, then its insertion and the demotions.
+            match (self.fill, self.path) {
+                (Fill::Exclusive, Path::UnitChain) => {
+                    // Admitted without asking (it admits everything), and
+                    // counted as `place` counts it; then the insertion and
+                    // the demotions.
                     self.tiers[0].c.admitted += 1;
-                    lat = self.lean_fill_unit(lat, None, req.key, req.size, false);
+                    lat = self.lean_fill_unit(lat, None, req, false);
                 }
-                Fill::Exclusive if LEAN => lat += self.place_lean(req),
-                Fill::Exclusive => lat += self.place(0, req, false, Admit::Ask),
-                Fill::Inclusive => {
+                (Fill::Exclusive, Path::Lean) => lat += self.place_lean(req),
+                (Fill::Exclusive, _) => lat += self.place(0, req, false, Admit::Ask),
+                (Fill::Inclusive, _) => {
                     for j in (0..n).rev() {
                         lat += self.place(j, req, false, Admit::Ask);
                     }
@@ -505,7 +566,7 @@ impl Hierarchy {
         dirty: bool,
         admit: Admit,
     ) -> bool {
-        match (self.segments.is_some(), admit) {
+        match (self.segments.as_ref().is_some(), admit) {
             (true, Admit::Ask) => self.insert_at_as::<true>(j, slot, req, dirty),
             (false, Admit::Ask) => self.insert_at_as::<false>(j, slot, req, dirty),
             (true, Admit::Already) => self.insert_admitted_as::<true>(j, slot, req, dirty),
@@ -554,8 +615,10 @@ impl Hierarchy {
             }
         };
         let placed = if SEG {
-            let g = self.segments.as_mut().expect("SEG: the tiers are segments");
-            t.place_with(&mut g.at(j), s, slot, req, dirty, moves_clean, victims)
+            let Some(g) = self.segments.as_mut() else {
+                unreachable!("SEG: the tiers are segments")
+            };
+            t.place_with::<_, false>(&mut g.at(j), s, slot, req, dirty, moves_clean, victims)
         } else {
             t.insert(s, slot, req, dirty, moves_clean, victims)
         };
@@ -626,13 +689,11 @@ impl Hierarchy {
 
     /// Moves evicted entries down until nothing is pending, in eviction order.
     fn settle(&mut self, req: &Request) -> f64 {
-        match self.fill {
-            Fill::Exclusive if self.lean => self.settle_exclusive::<true, true>(req.time),
-            Fill::Exclusive if self.segments.is_some() => {
-                self.settle_exclusive::<true, false>(req.time)
-            }
-            Fill::Exclusive => self.settle_exclusive::<false, false>(req.time),
-            Fill::Inclusive => self.settle_inclusive(),
+        match (self.fill, self.path) {
+            (Fill::Exclusive, Path::PerTier) => self.settle_exclusive::<false, false>(req.time),
+            (Fill::Exclusive, Path::Segments) => self.settle_exclusive::<true, false>(req.time),
+            (Fill::Exclusive, _) => self.settle_exclusive::<true, true>(req.time),
+            (Fill::Inclusive, _) => self.settle_inclusive(),
         }
     }
 
@@ -642,7 +703,7 @@ impl Hierarchy {
     /// tiers are segments), each apart from the inclusive half: the demotion
     /// loop is the 3-tier bench's hottest code, and compiled for one kind of
     /// list it runs 4% fewer instructions there (BENCHMARKS.md). `LEAN`
-    /// (with `SEG`): the hierarchy is lean, and demotions take `lean_insert`.
+    /// (with `SEG`): the path is lean, and demotions take `lean_insert`.
     #[inline(never)]
     fn settle_exclusive<const SEG: bool, const LEAN: bool>(&mut self, time: u64) -> f64 {
         let mut lat = 0.0;
@@ -661,33 +722,33 @@ impl Hierarchy {
             ) else {
                 continue;
             };
-            let below = &mut self.tiers[j + 1];
+            let r = Request {
+                key: v.key,
+                size,
+                op: Op::Read,
+                time,
+                next_access: -1,
+            };
             let placed = if LEAN {
                 // Every tier admits everything: counted, not asked.
+                let below = &mut self.tiers[j + 1];
                 if below.fits(size) {
                     below.c.admitted += 1;
                 }
                 // Victims above the last tier keep their slot (Tier::insert's
-                // `keep`); knowing it is there spares `lean_insert` a branch.
+                // `keep`); knowing it is there spares the insertion a branch.
                 let Some(slot) = v.kept_slot() else {
                     unreachable!("a victim above the last tier left the store")
                 };
-                self.lean_insert(j + 1, Some(slot), v.key, size, keep_dirty)
+                self.lean_insert(j + 1, Some(slot), &r, keep_dirty)
             } else {
-                let r = Request {
-                    key: v.key,
-                    size,
-                    op: Op::Read,
-                    time,
-                    next_access: -1,
-                };
                 self.insert_at_as::<SEG>(j + 1, v.kept_slot(), &r, keep_dirty)
             };
             if placed {
                 lat += self.tiers[j + 1].cost.write(size);
             } else {
                 self.stores[0].discard(&v);
-                if let (Some(g), Some(s)) = (&mut self.segments, v.kept_slot()) {
+                if let (Some(g), Some(s)) = (self.segments.as_mut(), v.kept_slot()) {
                     g.discard(s);
                 }
             }

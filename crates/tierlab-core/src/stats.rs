@@ -3,6 +3,7 @@
 
 use crate::hierarchy::{BackingCounters, Hierarchy, Totals};
 use crate::tier::TierCounters;
+use crate::units::human_bytes;
 use serde::Serialize;
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -75,6 +76,10 @@ pub struct RunResult {
     pub tiers: Vec<TierResult>,
     /// Malformed trace records passed over (only with `skip_bad`).
     pub skipped_records: u64,
+    /// What the user should know about this run's figures (one line each,
+    /// printed by `tierlab run` on stderr): tiers that refused objects
+    /// larger than their whole capacity.
+    pub warnings: Vec<String>,
     /// Not part of the summary: served separately as a table.
     #[serde(skip)]
     pub timeline: Timeline,
@@ -109,7 +114,7 @@ impl RunResult {
         let compute = h.compute_ns * t.requests as f64;
         let total = t.access_time_ns + compute;
         let per_s = |x: f64| if total > 0.0 { x * 1e9 / total } else { 0.0 };
-        let tiers = h
+        let tiers: Vec<TierResult> = h
             .tiers
             .iter()
             .zip(meta)
@@ -131,6 +136,11 @@ impl RunResult {
                 byte_miss_ratio: ratio(tier.c.miss_bytes, tier.c.hit_bytes + tier.c.miss_bytes),
                 counters: tier.c.clone(),
             })
+            .collect();
+        let warnings = tiers
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| refusal_warning(i, t, unit_size))
             .collect();
         RunResult {
             version: crate::VERSION.into(),
@@ -164,7 +174,36 @@ impl RunResult {
             },
             tiers,
             skipped_records: 0,
+            warnings,
             timeline,
         }
     }
+}
+
+/// The warning for tier `i` when it refused objects for their size (larger
+/// than its whole capacity), with the fix: a tier smaller than the objects
+/// it is meant to hold otherwise runs with a miss ratio of 1 and no word.
+fn refusal_warning(i: usize, t: &TierResult, unit_size: bool) -> Option<String> {
+    let c = &t.counters;
+    if c.rejected == 0 {
+        return None;
+    }
+    let (cap, largest) = if unit_size {
+        (format!("{} objects", t.capacity), "1 object".to_string())
+    } else {
+        (human_bytes(t.capacity), human_bytes(c.largest_rejected))
+    };
+    let need = if unit_size {
+        "1".to_string()
+    } else {
+        format!("{} (bytes)", c.largest_rejected)
+    };
+    Some(format!(
+        "tier {:?} ({cap}) refused {} objects ({}) larger than its whole capacity, \
+         the largest {largest}: they were not cached in it. Give tier[{i}].capacity \
+         {need} or more to hold them.",
+        t.name,
+        c.rejected,
+        human_bytes(c.rejected_bytes),
+    ))
 }

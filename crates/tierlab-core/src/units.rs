@@ -211,8 +211,32 @@ impl<'de> Deserialize<'de> for Nanos {
     }
 }
 
+/// A byte count as people read it: "370 B", "4.00 KiB", "1.50 GiB".
+pub fn human_bytes(n: u64) -> String {
+    let mut x = n as f64;
+    for unit in ["B", "KiB", "MiB", "GiB"] {
+        if x < 1024.0 {
+            return if unit == "B" {
+                format!("{n} B")
+            } else {
+                format!("{x:.2} {unit}")
+            };
+        }
+        x /= 1024.0;
+    }
+    format!("{x:.2} TiB")
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn human_bytes_reads_as_written() {
+        assert_eq!(human_bytes(370), "370 B");
+        assert_eq!(human_bytes(4096), "4.00 KiB");
+        assert_eq!(human_bytes(3 << 29), "1.50 GiB");
+        assert_eq!(human_bytes(5 << 40), "5.00 TiB");
+    }
+
     use super::*;
 
     #[test]

@@ -572,6 +572,17 @@ fn segments_agree(setup: &Setup) -> Result<(), TestCaseError> {
     let mut slow = build().without_segments();
     prop_assert!(fast.uses_segments());
     prop_assert!(!slow.uses_segments());
+    prop_assert_eq!(slow.path_name(), "per-tier");
+    // The path is chosen once, from the tiers: every tier admitting
+    // everything makes it lean, and counting objects too, a unit chain.
+    let expected = if !setup.tiers.iter().all(|t| t.admission == "\"always\"") {
+        "segments"
+    } else if setup.unit && setup.tiers.iter().all(|t| t.capacity >= 1) {
+        "unit-chain"
+    } else {
+        "lean"
+    };
+    prop_assert_eq!(fast.path_name(), expected);
     for (i, &(op, key, size)) in setup.reqs.iter().enumerate() {
         let req = nth_request(i, op, key, size);
         let (la, ta) = fast.access(&req);
@@ -689,6 +700,31 @@ fn held(h: &Hierarchy) -> Vec<Vec<u64>> {
     (0..h.tiers.len())
         .map(|j| common::sorted_keys(h, j))
         .collect()
+}
+
+#[test]
+fn objects_larger_than_a_tier_are_counted_with_their_bytes() {
+    // Defect 10: a tier smaller than one object refused everything unseen.
+    let mut h = lru_tiers("inclusive", "write-back", &[1000, 1 << 20], false);
+    for (k, size) in [(1, 4096), (2, 600), (3, 9000), (1, 4096)] {
+        h.access(&Request::read(k, size));
+    }
+    let c = &h.tiers[0].c;
+    assert_eq!(
+        (c.rejected, c.rejected_bytes, c.largest_rejected),
+        (3, 17192, 9000)
+    );
+    assert_eq!(h.tiers[1].c.rejected, 0);
+    assert_eq!(h.tiers[1].len(), 3);
+}
+
+#[test]
+fn the_path_is_chosen_from_the_tiers() {
+    let path = |fill, caps: &[u64], unit| lru_tiers(fill, "write-back", caps, unit).path_name();
+    assert_eq!(path("exclusive", &[2, 4], true), "unit-chain");
+    assert_eq!(path("exclusive", &[8192, 16384], false), "lean");
+    assert_eq!(path("exclusive", &[2], true), "per-tier");
+    assert_eq!(path("inclusive", &[2, 4], true), "per-tier");
 }
 
 #[test]

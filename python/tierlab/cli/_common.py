@@ -78,6 +78,13 @@ def note_skipped(n: int) -> None:
         print(f"note: skipped {n:,} malformed records (--skip-bad)", file=sys.stderr)
 
 
+def warn(summary: dict[str, Any]) -> None:
+    """The engine's warnings about a run's figures (a tier that refused
+    objects larger than its capacity), one line each on stderr."""
+    for w in summary.get("warnings", ()):
+        print(f"warning: {w}", file=sys.stderr)
+
+
 def source(path: object) -> list[tuple[str, object]]:
     """The inputs of a trace tool's INPUT: a trace file, or a config (a .toml
     file) and the trace its ``[workload]`` reads."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from tierlab.cli._common import Files, add_trace_opts, config_trace, note_skipped, progress
+from tierlab.cli._common import Files, add_trace_opts, config_trace, note_skipped, progress, warn
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -54,6 +54,7 @@ def handle(a: argparse.Namespace) -> int:
         )
     summary = out["summary"]
     note_skipped(summary["skipped_records"])
+    warn(summary)
     if a.timeline:
         from tierlab._result import RunResult
 

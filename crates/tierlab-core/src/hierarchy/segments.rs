@@ -220,6 +220,9 @@ pub struct Segment<'a> {
 }
 
 impl Policy for Segment<'_> {
+    /// Segments only exist where every tier is LRU or FIFO.
+    const STORE_GHOSTLESS: bool = true;
+
     #[inline(always)]
     fn on_insert(&mut self, slot: u32, _: &Request) {
         self.g.join_front(self.j, slot);

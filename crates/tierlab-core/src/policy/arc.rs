@@ -19,7 +19,7 @@
 //! capacity in charges (B1 + T1 <= c, all four <= 2c).
 //!
 //! Ghosts are slots of the tier's store, as residents are (`Policy::ghosted`,
-//! tier.rs): the four lists share one arena of slots, and a ghost hit is
+//! tier/store.rs): the four lists share one arena of slots, and a ghost hit is
 //! known from the slot the store's one probe found, with no table of
 //! ghosts to probe on every miss. On the ARC bench that table's probe was
 //! the largest stall (BENCHMARKS.md).

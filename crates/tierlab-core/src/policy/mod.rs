@@ -59,11 +59,16 @@ pub trait Policy {
     /// ghost: the store then keeps the entry (in no tier once no tier holds
     /// it) until the policy reports it `forgotten`, and a request for the
     /// key hands that slot to `before_insert`. Ghost queues kept this way
-    /// cost no table of their own (tier.rs).
+    /// cost no table of their own (tier/store.rs).
     #[inline(always)]
     fn ghosted(&self) -> bool {
         false
     }
+    /// True when no policy of the store this policy's tier lives in keeps
+    /// ghosts, so that an insertion need not look for a key's ghost: the
+    /// segments of an all-LRU/FIFO hierarchy (hierarchy/segments.rs). A
+    /// policy without ghosts of its own may share a store with ARC's.
+    const STORE_GHOSTLESS: bool = false;
     /// Like `victim_hint`, for the ghosts (see `ghosted`) the policy may
     /// forget `ahead` insertions from now, one candidate per ghost queue:
     /// the tier prefetches their entries and index buckets, which releasing
