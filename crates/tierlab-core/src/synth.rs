@@ -7,6 +7,7 @@
 use crate::request::{Op, Request};
 use crate::source::formats::KeyError;
 use crate::trace::{TraceError, TraceSource};
+use crate::units::{human_bytes, human_count};
 
 /// xoshiro256++ (Blackman & Vigna, 2019).
 #[derive(Clone, Debug)]
@@ -332,8 +333,11 @@ impl TraceSource for Generator {
             Pattern::Loop => "loop".into(),
         };
         format!(
-            "{shape} over {} objects of {} B, {} requests, seed {}",
-            s.objects, s.object_size, s.requests, s.seed
+            "{shape} over {} objects of {}, {} requests, seed {}",
+            human_count(s.objects),
+            human_bytes(s.object_size as u64),
+            human_count(s.requests),
+            s.seed
         )
     }
 }
