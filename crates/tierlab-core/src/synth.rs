@@ -368,6 +368,20 @@ mod tests {
     }
 
     #[test]
+    fn describes_itself_in_human_units() {
+        // The run header: it read "200000 objects of 4096 B, 2000000 requests".
+        let g = Generator::new(SynthSpec {
+            objects: 200_000,
+            requests: 2_000_000,
+            ..spec(Pattern::Zipf { alpha: 1.0 })
+        });
+        assert_eq!(
+            g.describe(),
+            "zipf(alpha=1) over 200,000 objects of 4 KiB, 2,000,000 requests, seed 7"
+        );
+    }
+
+    #[test]
     fn same_seed_same_trace_and_fixed_stream() {
         let a = keys(spec(Pattern::Zipf { alpha: 1.0 }));
         assert_eq!(a, keys(spec(Pattern::Zipf { alpha: 1.0 })));
