@@ -187,7 +187,7 @@ def test_run_warns_when_a_tier_is_smaller_than_one_object(
     assert len(s["warnings"]) == 1
     (line,) = r.err.splitlines()
     assert line.startswith(f'warning: tier "dram" ({dram["capacity"]} B) refused 3000 objects')
-    assert "largest 4.00 KiB" in line
+    assert "largest 4 KiB" in line
     assert "tier[0].capacity 4096 (bytes) or more" in line
     table = ok(cli("run", cfg, "--no-progress"))
     assert "refused (too large)" in table.out

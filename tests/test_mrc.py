@@ -42,8 +42,9 @@ SIZES = [1, 2, 17, 100, 450, 1000, 1999, 2000, 3000]
 
 def test_exact_equals_simulated_lru(zipf_trace: Path) -> None:
     df = tierlab.mrc(zipf_trace, unit_size=True, sizes=SIZES)
-    assert list(df.columns) == ["size", "miss_ratio"]
+    assert list(df.columns) == ["size", "label", "miss_ratio"]
     assert df["size"].tolist() == SIZES
+    assert df["label"].tolist() == [str(s) for s in SIZES]
     for size, ratio in zip(df["size"], df["miss_ratio"], strict=True):
         sim = tierlab.simulate(one_tier(zipf_trace, int(size))).summary["miss_ratio"]
         assert ratio == sim, size
@@ -106,10 +107,25 @@ def test_sizes_simulation_equals_simulate(zipf_trace: Path, policy: str) -> None
     df = tierlab.mrc(zipf_trace, unit_size=True, policy=policy, sizes=[5, "10%", 700])
     tenth = tierlab.trace_stats(zipf_trace)["unique_keys"] // 10  # objects the trace touches
     assert df["size"].tolist() == [5, tenth, 700]
+    assert df["label"].tolist() == ["5", "10%", "700"]
     for size, ratio in zip(df["size"], df["miss_ratio"], strict=True):
         assert (
             ratio == tierlab.simulate(one_tier(zipf_trace, int(size), policy)).summary["miss_ratio"]
         )
+
+
+@pytest.mark.parametrize("policy", [None, "fifo"])
+def test_points_keep_the_sizes_as_given(zipf_trace: Path, policy: str | None) -> None:
+    """The engine resolves, sorts and merges sizes; each point says which
+    given size it is (it used to lose them: "10%" came back as a count)."""
+    df = tierlab.mrc(zipf_trace, unit_size=True, policy=policy, sizes=["10%", "50%"])
+    assert df["label"].tolist() == ["10%", "50%"]
+    # Out of order and twice in two spellings: one point, the first label.
+    df = tierlab.mrc(zipf_trace, unit_size=True, policy=policy, sizes=["1KiB", "5", "1024"])
+    assert df["size"].tolist() == [5, 1024]
+    assert df["label"].tolist() == ["5", "1KiB"]
+    # Without sizes there is nothing to label.
+    assert "label" not in tierlab.mrc(zipf_trace, unit_size=True).columns
 
 
 ZIPF_GEN = """[workload]

@@ -340,7 +340,11 @@ def mrc(
     -------
     pandas.DataFrame
         Columns ``size`` (increasing) and ``miss_ratio`` (misses over reads
-        and writes; deletes are not requests). ``attrs["largest_object"]``
+        and writes; deletes are not requests); with ``sizes`` given, also
+        ``label``: each point's size as given (``"10%"``, ``"1MiB"``,
+        ``"500"``), since the engine resolves, sorts and merges sizes.
+        Sizes that resolve alike make one point, labelled by the first
+        given. ``attrs["largest_object"]``
         is the largest object in the LRU stack (bytes, or 1 with
         ``unit_size``; 0 for a simulated curve): at sizes below it the
         one-pass curve counts an object that an LRU tier of that size
@@ -353,25 +357,21 @@ def mrc(
     >>> df = mrc(loop, sizes=[9, 10])  # LRU: a loop one larger than the cache always misses
     >>> df.miss_ratio.tolist()
     [1.0, 0.1]
+    >>> df.label.tolist()
+    ['9', '10']
     """
     import pandas as pd
 
-    xs, ys, largest = mrc_points(
-        trace_or_config,
-        format=format,
-        unit_size=unit_size,
-        policy=policy,
-        sizes=sizes,
-        shards=shards,
-        shards_size=shards_size,
-        config=config,
-        progress=progress,
+    xs, ys, largest, method, labels = _mrc_curve(
+        trace_or_config, format, unit_size, policy, sizes, shards, shards_size, config, progress
     )
-    df = pd.DataFrame({"size": pd.Series(xs, dtype="uint64"), "miss_ratio": ys})
+    cols: dict[str, Any] = {"size": pd.Series(xs, dtype="uint64")}
+    if labels is not None:
+        cols["label"] = labels
+    cols["miss_ratio"] = ys
+    df = pd.DataFrame(cols)
     df.attrs["largest_object"] = largest
-    df.attrs["method"] = mrc_method(
-        policy=policy, sizes=sizes, shards=shards, shards_size=shards_size, config=config
-    )
+    df.attrs["method"] = method
     return df
 
 
@@ -420,9 +420,31 @@ def mrc_points(
     in the stack (0 for a simulated curve; ``attrs["largest_object"]`` of
     :func:`mrc`'s frame), without pandas: the command line writes its CSV
     from these, and skips pandas' import time."""
-    # Which method (exact, SHARDS, simulated) and whether the options go
-    # together is the engine's rule (tierlab_core::mrc::Ask).
+    xs, ys, largest, _method, _labels = _mrc_curve(
+        trace_or_config, format, unit_size, policy, sizes, shards, shards_size, config, progress
+    )
+    return xs, ys, largest
+
+
+def _mrc_curve(
+    trace_or_config: ConfigLike,
+    format: str | None,
+    unit_size: bool,
+    policy: str | Mapping[str, Any] | None,
+    sizes: Sequence[int | str] | None,
+    shards: float | None,
+    shards_size: int | None,
+    config: ConfigLike | None,
+    progress: Progress | None,
+) -> tuple[list[int], list[float], int, str, list[str] | None]:
+    """The engine's curve: sizes, miss ratios, the largest object, the
+    method's label and, with sizes given, each point's size as given."""
+    # Which method (exact, SHARDS, simulated), whether the options go
+    # together, and how sizes resolve and merge are the engine's rules
+    # (tierlab_core::mrc::Ask, parse_sizes).
     cfg = _workload(trace_or_config, format, unit_size=True if unit_size else None)
     pol, hier, size_list = _mrc_args(policy, sizes, config)
-    xs, ys, largest, _method = _core.mrc(cfg, size_list, shards, shards_size, pol, hier, progress)
-    return list(xs), list(ys), largest
+    xs, ys, largest, method, labels = _core.mrc(
+        cfg, size_list, shards, shards_size, pol, hier, progress
+    )
+    return list(xs), list(ys), largest, method, labels

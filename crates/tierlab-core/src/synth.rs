@@ -7,6 +7,7 @@
 use crate::request::{Op, Request};
 use crate::source::formats::KeyError;
 use crate::trace::{TraceError, TraceSource};
+use crate::units::{human_bytes, human_count};
 
 /// xoshiro256++ (Blackman & Vigna, 2019).
 #[derive(Clone, Debug)]
@@ -332,8 +333,11 @@ impl TraceSource for Generator {
             Pattern::Loop => "loop".into(),
         };
         format!(
-            "{shape} over {} objects of {} B, {} requests, seed {}",
-            s.objects, s.object_size, s.requests, s.seed
+            "{shape} over {} objects of {}, {} requests, seed {}",
+            human_count(s.objects),
+            human_bytes(s.object_size as u64),
+            human_count(s.requests),
+            s.seed
         )
     }
 }
@@ -361,6 +365,20 @@ mod tests {
             seed: 7,
             write_ratio: 0.0,
         }
+    }
+
+    #[test]
+    fn describes_itself_in_human_units() {
+        // The run header: it read "200000 objects of 4096 B, 2000000 requests".
+        let g = Generator::new(SynthSpec {
+            objects: 200_000,
+            requests: 2_000_000,
+            ..spec(Pattern::Zipf { alpha: 1.0 })
+        });
+        assert_eq!(
+            g.describe(),
+            "zipf(alpha=1) over 200,000 objects of 4 KiB, 2,000,000 requests, seed 7"
+        );
     }
 
     #[test]

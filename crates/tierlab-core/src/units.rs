@@ -211,20 +211,36 @@ impl<'de> Deserialize<'de> for Nanos {
     }
 }
 
-/// A byte count as people read it: "370 B", "4.00 KiB", "1.50 GiB".
+/// A byte count as people read it: "370 B", "4 KiB" (a whole number of
+/// the unit, written whole), "1.50 GiB".
 pub fn human_bytes(n: u64) -> String {
     let mut x = n as f64;
-    for unit in ["B", "KiB", "MiB", "GiB"] {
-        if x < 1024.0 {
-            return if unit == "B" {
-                format!("{n} B")
+    let mut div = 1u64;
+    for unit in ["B", "KiB", "MiB", "GiB", "TiB"] {
+        if x < 1024.0 || unit == "TiB" {
+            return if n.is_multiple_of(div) {
+                format!("{} {unit}", n / div)
             } else {
                 format!("{x:.2} {unit}")
             };
         }
         x /= 1024.0;
+        div <<= 10;
     }
-    format!("{x:.2} TiB")
+    unreachable!("TiB takes any size")
+}
+
+/// A count with thousands separated: "2,000,000".
+pub fn human_count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -232,9 +248,15 @@ mod tests {
     #[test]
     fn human_bytes_reads_as_written() {
         assert_eq!(human_bytes(370), "370 B");
-        assert_eq!(human_bytes(4096), "4.00 KiB");
+        assert_eq!(human_bytes(4096), "4 KiB");
+        assert_eq!(human_bytes(4097), "4.00 KiB");
         assert_eq!(human_bytes(3 << 29), "1.50 GiB");
-        assert_eq!(human_bytes(5 << 40), "5.00 TiB");
+        assert_eq!(human_bytes(5 << 40), "5 TiB");
+        assert_eq!(human_bytes(5 << 50), "5120 TiB");
+        assert_eq!(human_count(0), "0");
+        assert_eq!(human_count(999), "999");
+        assert_eq!(human_count(200_000), "200,000");
+        assert_eq!(human_count(2_000_000), "2,000,000");
     }
 
     use super::*;

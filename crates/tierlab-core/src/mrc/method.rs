@@ -2,7 +2,7 @@
 //! curve, SHARDS and simulated sizes from what was asked (`tierlab mrc`'s
 //! options, `tierlab.mrc(...)`'s arguments), and the pass that follows.
 
-use super::{exact, shards, simulate_sizes, Mrc, MrcOptions, Progress, Sampling};
+use super::{exact, shards, simulate_resolved, Mrc, MrcOptions, Progress, Sampling};
 use crate::config::{workload_only_from_json, Config, ConfigError};
 use crate::error::Error;
 use serde_json::{json, Value};
@@ -99,6 +99,7 @@ impl Method {
 /// JSON; only its `[workload]` is read), and the method that made it.
 /// Simulated methods run the config a run would (one DRAM tier of the
 /// policy, or the given hierarchy), through the same setup as `run`.
+/// With sizes given, the curve's `labels` hold each point's size as given.
 pub fn curve(
     config_json: &str,
     ask: &Ask,
@@ -107,7 +108,7 @@ pub fn curve(
     let method = ask.method()?;
     let sizes = ask.sizes.as_deref().map(super::parse_sizes).transpose()?;
     let w = workload_only_from_json(config_json)?;
-    let mrc = match &method {
+    let (mut mrc, resolved) = match &method {
         Method::Exact | Method::Shards(_) => {
             let source = w.source()?;
             let sizes = sizes
@@ -117,10 +118,11 @@ pub fn curve(
                 unit_size: w.unit_size,
                 sizes,
             };
-            match &method {
+            let mrc = match &method {
                 Method::Shards(s) => shards(&source, *s, &opts, progress)?,
                 _ => exact(&source, &opts, progress)?,
-            }
+            };
+            (mrc, opts.sizes)
         }
         Method::Policy(_) | Method::Hierarchy => {
             let mut cfg = match (&method, &ask.hierarchy) {
@@ -138,8 +140,12 @@ pub fn curve(
                 .map_err(|e| ConfigError::at("workload", e.to_string()))?;
             table.insert("workload".into(), given["workload"].clone());
             let cfg = Config::from_json_str(&cfg.to_string())?;
-            simulate_sizes(&cfg, &sizes.unwrap_or_default(), progress)?
+            let (mrc, resolved) = simulate_resolved(&cfg, &sizes.unwrap_or_default(), progress)?;
+            (mrc, Some(resolved))
         }
     };
+    if let (Some(given), Some(resolved)) = (&ask.sizes, resolved) {
+        mrc.label(given, &resolved);
+    }
     Ok((mrc, method))
 }

@@ -50,6 +50,7 @@ mod stack;
 pub use crate::source::setup::Progress;
 pub use method::{curve, Ask, Method};
 pub use shards::{shards, Sampling};
+use simulate::simulate_resolved;
 pub use simulate::{parse_sizes, resolve_sizes, simulate_sizes};
 pub use stack::Stack;
 
@@ -80,6 +81,10 @@ pub struct Mrc {
     /// curve counts that object in the stack, though an LRU tier of that
     /// size refuses it: there it can read higher than the tier's.
     pub largest: u64,
+    /// With sizes given (to [`curve`]): each point's size as the caller
+    /// wrote it ("10%", "1MiB", "500"), in the order of the points. Sizes
+    /// that resolve alike make one point, labelled as first given.
+    pub labels: Option<Vec<String>>,
 }
 
 impl Mrc {
@@ -91,7 +96,24 @@ impl Mrc {
             requests,
             sampled,
             largest,
+            labels: None,
         }
+    }
+
+    /// Labels each point with the first of `given` (sizes as written)
+    /// whose resolved size (`resolved`, in the same order) is the point's.
+    pub(crate) fn label(&mut self, given: &[String], resolved: &[u64]) {
+        let labels = self
+            .sizes
+            .iter()
+            .map(|s| {
+                resolved
+                    .iter()
+                    .position(|r| r == s)
+                    .map_or_else(|| s.to_string(), |i| given[i].clone())
+            })
+            .collect();
+        self.labels = Some(labels);
     }
 
     /// The miss ratio at `size`: the curve's value at the largest point not

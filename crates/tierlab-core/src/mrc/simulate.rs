@@ -39,16 +39,23 @@ const SIM_BATCH: usize = 1 << 16;
 /// single tier gets exactly `size` and several keep their proportions,
 /// rounded to add up to `size` (at least one unit each). Sizes given as a share resolve against the
 /// footprint (bytes, or objects with `unit_size`), like capacities.
-pub fn simulate_sizes(
+pub fn simulate_sizes(cfg: &Config, sizes: &[Size], progress: impl Progress) -> Result<Mrc, Error> {
+    Ok(simulate_resolved(cfg, sizes, progress)?.0)
+}
+
+/// [`simulate_sizes`], and `sizes` resolved (in the order given) against
+/// the footprint the run saw, so points can be matched to what was given.
+pub(super) fn simulate_resolved(
     cfg: &Config,
     sizes: &[Size],
     mut progress: impl Progress,
-) -> Result<Mrc, Error> {
+) -> Result<(Mrc, Vec<u64>), Error> {
     // The same setup as a run of the config: footprint, seed, limit and
     // next-access times (Belady) alike.
     let run = RunSetup::new(cfg, sizes, &mut progress)?;
     let footprint = run.footprint;
-    let mut abs = setup::resolve(sizes, footprint, "sizes")?;
+    let given = setup::resolve(sizes, footprint, "sizes")?;
+    let mut abs = given.clone();
     abs.sort_unstable();
     abs.dedup();
     if abs.is_empty() {
@@ -96,7 +103,7 @@ pub fn simulate_sizes(
             (s, crate::stats::ratio(t.misses, t.reads + t.writes))
         })
         .collect();
-    Ok(Mrc::new(points, n, n, 0))
+    Ok((Mrc::new(points, n, n, 0), given))
 }
 
 /// Parses sizes as capacities are written ("10%", "1GiB", 4096); the error

@@ -281,12 +281,53 @@ fn belady_curve_equals_belady_runs() {
     let (m, method) = curve(&json, &ask, |_| true).unwrap();
     assert_eq!(method.label(), "belady (simulated)");
     assert_eq!(m.sizes, vec![100, 400]);
+    assert_eq!(m.labels, Some(vec!["100".into(), "400".into()]));
     for (i, c) in [100, 400].into_iter().enumerate() {
         assert_eq!(m.miss_ratios[i], simulated(&cfg, c), "belady at {c}");
     }
     // And Belady beats LRU there, as it must.
     let lru = zipf_config(1000, 20_000, 0.0, "lru", "unit_size = true");
     assert!(m.miss_ratios[0] < simulated(&lru, 100));
+}
+
+#[test]
+fn points_keep_the_sizes_as_given() {
+    // The caller maps points back to what it wrote: the engine sorts and
+    // merges sizes, so it says which given size each point is (the first
+    // spelling of a size given twice).
+    let cfg = zipf_config(1000, 20_000, 0.0, "lru", "unit_size = true");
+    let json = serde_json::to_string(&cfg).unwrap();
+    let given = ["400", "1KiB", "10%", "100", "1024"];
+    let ask = Ask {
+        sizes: Some(given.iter().map(|s| s.to_string()).collect()),
+        ..Ask::default()
+    };
+    let (m, _) = curve(&json, &ask, |_| true).unwrap();
+    let labels = m.labels.clone().unwrap();
+    assert_eq!(labels.len(), m.sizes.len());
+    let tenth = m.sizes[labels.iter().position(|l| l == "10%").unwrap()];
+    let mut want = vec![(100, "100"), (400, "400"), (1024, "1KiB"), (tenth, "10%")];
+    want.sort();
+    let got: Vec<(u64, &str)> = m
+        .sizes
+        .iter()
+        .copied()
+        .zip(labels.iter().map(|l| l.as_str()))
+        .collect();
+    assert_eq!(got, want);
+    // SHARDS alike; no sizes, no labels.
+    let sampled = Ask {
+        shards_rate: Some(0.5),
+        ..ask.clone()
+    };
+    assert_eq!(
+        curve(&json, &sampled, |_| true).unwrap().0.labels,
+        Some(labels)
+    );
+    assert_eq!(
+        curve(&json, &Ask::default(), |_| true).unwrap().0.labels,
+        None
+    );
 }
 
 #[test]

@@ -17,6 +17,7 @@
 use super::{check_at_least, check_share, scaled, unknown_preset, Common, ParamError, Run, Script};
 use crate::request::Op;
 use crate::synth::Rng;
+use crate::units::{human_bytes, human_count};
 use serde::{Deserialize, Serialize};
 
 /// `[workload.bonnie]`: every key optional, over the preset's values.
@@ -154,11 +155,11 @@ impl Script for Bonnie {
     fn describe(&self) -> String {
         let s = &self.spec;
         format!(
-            "bonnie seeks: {} B file, {} seekers x {} seeks of {} B, {}% rewritten, seed {}",
-            s.file_size,
+            "bonnie seeks: {} file, {} seekers x {} seeks of {}, {}% rewritten, seed {}",
+            human_bytes(s.file_size),
             s.seekers,
-            s.seeks,
-            s.chunk,
+            human_count(s.seeks),
+            human_bytes(s.chunk),
             s.rewrite_share * 100.0,
             s.seed
         )

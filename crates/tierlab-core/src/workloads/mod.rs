@@ -122,7 +122,11 @@ impl<S: Script> TraceSource for Paged<S> {
         None
     }
     fn describe(&self) -> String {
-        format!("{}, {} B pages", self.script.describe(), self.page_size)
+        format!(
+            "{}, {} pages",
+            self.script.describe(),
+            crate::units::human_bytes(self.page_size as u64)
+        )
     }
 }
 

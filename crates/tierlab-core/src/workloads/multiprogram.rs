@@ -25,6 +25,7 @@ use super::{
 };
 use crate::request::Op;
 use crate::synth::{Alias, Rng};
+use crate::units::human_count;
 use crate::units::Size;
 use serde::{Deserialize, Serialize};
 
@@ -291,9 +292,9 @@ impl Script for Multiprogram {
             "multiprogram: {} programs ({}), {} pages, {} requests in quanta of {}, seed {}",
             s.programs.len(),
             names.join(", "),
-            s.programs.iter().map(|p| p.pages).sum::<u64>(),
-            s.requests,
-            s.quantum,
+            human_count(s.programs.iter().map(|p| p.pages).sum::<u64>()),
+            human_count(s.requests),
+            human_count(s.quantum),
             s.seed
         )
     }

@@ -28,6 +28,7 @@ use super::{
 };
 use crate::request::Op;
 use crate::synth::Rng;
+use crate::units::{human_bytes, human_count};
 use serde::{Deserialize, Serialize};
 
 /// `[workload.postmark]`: every key optional, over the preset's values.
@@ -246,8 +247,14 @@ impl Script for Postmark {
             String::new()
         };
         format!(
-            "postmark: {} files of {}..{} B, {} transactions (read bias {}, create bias {}){runs}, seed {}",
-            s.files, s.min_size, s.max_size, s.transactions, s.read_bias, s.create_bias, s.seed
+            "postmark: {} files of {}..{}, {} transactions (read bias {}, create bias {}){runs}, seed {}",
+            human_count(s.files),
+            human_bytes(s.min_size),
+            human_bytes(s.max_size),
+            human_count(s.transactions),
+            s.read_bias,
+            s.create_bias,
+            s.seed
         )
     }
 }

@@ -20,6 +20,7 @@ use super::{
 };
 use crate::request::Op;
 use crate::synth::{Alias, Rng};
+use crate::units::human_count;
 use serde::{Deserialize, Serialize};
 
 /// `[workload.proxy]`: every key optional, over the preset's values.
@@ -150,10 +151,10 @@ impl Script for Proxy {
         let s = &self.spec;
         format!(
             "proxy: {} popular objects (zipf alpha {}), {}% one-hit requests, {} requests, seed {}",
-            s.objects,
+            human_count(s.objects),
             s.alpha,
             s.one_hit_share * 100.0,
-            s.requests,
+            human_count(s.requests),
             s.seed
         )
     }

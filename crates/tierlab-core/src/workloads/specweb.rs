@@ -24,6 +24,7 @@ use super::{
 };
 use crate::request::Op;
 use crate::synth::{Alias, Rng};
+use crate::units::{human_bytes, human_count};
 use serde::{Deserialize, Serialize};
 
 /// Bytes of one SPECweb99 directory: sum over classes of unit * (1 + ... + 9).
@@ -169,10 +170,10 @@ impl Script for Specweb {
     fn describe(&self) -> String {
         let s = &self.spec;
         format!(
-            "specweb (SPECweb99-like): {} directories ({} B), {} requests, seed {}",
-            s.dirs,
-            s.dirs * DIR_BYTES,
-            s.requests,
+            "specweb (SPECweb99-like): {} directories ({}), {} requests, seed {}",
+            human_count(s.dirs),
+            human_bytes(s.dirs * DIR_BYTES),
+            human_count(s.requests),
             s.seed
         )
     }

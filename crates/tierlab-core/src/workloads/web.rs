@@ -20,6 +20,7 @@ use super::{
 };
 use crate::request::Op;
 use crate::synth::{Alias, Rng};
+use crate::units::{human_bytes, human_count};
 use serde::{Deserialize, Serialize};
 
 /// `[workload.web]`: every key optional, over the preset's values.
@@ -171,11 +172,11 @@ impl Script for Web {
     fn describe(&self) -> String {
         let s = &self.spec;
         format!(
-            "web (SURGE-like): {} files, {} B, zipf alpha {}, {} requests, seed {}",
-            self.sizes.len(),
-            self.sizes.iter().sum::<u64>(),
+            "web (SURGE-like): {} files, {}, zipf alpha {}, {} requests, seed {}",
+            human_count(self.sizes.len() as u64),
+            human_bytes(self.sizes.iter().sum::<u64>()),
             s.alpha,
-            s.requests,
+            human_count(s.requests),
             s.seed
         )
     }
