@@ -280,7 +280,7 @@ def test_dry_run_shows_sizes_in_human_units(
     exp.write_text(experiment("human", axis))
     r = tierlab_cmd("sweep", exp, "--dry-run", cwd=tmp_path)
     assert r.code == 0, r.err
-    assert r.out.splitlines()[0] == "tier[0].capacity: 3 values: 1.00 MiB, 2.00 MiB, 3.00 MiB"
+    assert r.out.splitlines()[0] == "tier[0].capacity: 3 values: 1 MiB, 2 MiB, 3 MiB"
     units = '[[axis]]\nkey = "tier[0].capacity"\nvalues = [100, 2000]\n'
     exp.write_text(
         experiment("objects", units).replace("write_ratio", "unit_size = true\nwrite_ratio")

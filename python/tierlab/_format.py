@@ -14,11 +14,11 @@ def console(stderr: bool = False) -> Console:
 
 
 def human_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
-        n /= 1024
-    return f"{n:.2f} TiB"
+    """A byte count as the engine writes it (rates may be fractional: they
+    are rounded to whole bytes first)."""
+    from tierlab import _core
+
+    return _core.human_bytes(max(0, round(n)))
 
 
 def human_ns(ns: float) -> str:

@@ -213,6 +213,14 @@ fn guess_format(path: std::path::PathBuf) -> Option<&'static str> {
     tierlab_core::source::formats::guess(&path).map(|f| f.name())
 }
 
+/// human_bytes(n) -> str: a byte count as every output writes it ("4 KiB",
+/// "1.50 GiB"): the engine's rule, so Python's tables and the engine's
+/// messages agree.
+#[pyfunction]
+fn human_bytes(n: u64) -> String {
+    tierlab_core::units::human_bytes(n)
+}
+
 /// capture_start_failure(format, log_path, status) -> str | None
 ///
 /// Why the program `tierlab capture` ran under a tracer did not start
@@ -482,6 +490,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(config_schema_error, m)?)?;
     m.add_function(wrap_pyfunction!(workload_error, m)?)?;
     m.add_function(wrap_pyfunction!(capture_start_failure, m)?)?;
+    m.add_function(wrap_pyfunction!(human_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(mrc, m)?)?;
