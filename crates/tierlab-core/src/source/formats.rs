@@ -196,6 +196,30 @@ pub fn lines(head: &[u8], n: usize) -> impl Iterator<Item = &[u8]> {
         .take(n)
 }
 
+/// A line format's verdict on a file's head: `Sure` when each of its first
+/// `n` lines is a record (`line(i, l)` is `Some(true)`) or a line the format
+/// passes over (`None`: a header, a tracer's own message), and at least one
+/// is a record; `No` at the first line that is neither (`Some(false)`).
+pub fn every_line(
+    head: &[u8],
+    n: usize,
+    mut line: impl FnMut(usize, &[u8]) -> Option<bool>,
+) -> Likeness {
+    let mut records = 0;
+    for (i, l) in lines(head, n).enumerate() {
+        match line(i, l) {
+            Some(true) => records += 1,
+            Some(false) => return Likeness::No,
+            None => {}
+        }
+    }
+    if records > 0 {
+        Likeness::Sure
+    } else {
+        Likeness::No
+    }
+}
+
 /// Whether `b` is text: printable ASCII, tab, CR or LF.
 pub fn is_text(b: &[u8]) -> bool {
     b.iter()

@@ -146,21 +146,10 @@ impl TraceFormat for Lackey {
                 && !size.is_empty()
                 && size.iter().all(u8::is_ascii_digit)
         };
-        let mut n = 0;
-        for l in formats::lines(head, 64) {
-            if l.starts_with(b"==") || l.starts_with(b"--") {
-                continue;
-            }
-            if !access(l) {
-                return Likeness::No;
-            }
-            n += 1;
-        }
-        if n > 0 {
-            Likeness::Sure
-        } else {
-            Likeness::No
-        }
+        formats::every_line(head, 64, |_, l| {
+            // Valgrind's own `==pid==` and `--pid--` lines.
+            (!(l.starts_with(b"==") || l.starts_with(b"--"))).then(|| access(l))
+        })
     }
 }
 

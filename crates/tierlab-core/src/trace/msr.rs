@@ -138,18 +138,8 @@ impl TraceFormat for Msr {
                 && [0, 2, 4, 5].iter().all(|&i| parse_u64(f[i]).is_some())
                 && matches!(f[3], b"Read" | b"Write" | b"read" | b"write")
         };
-        let mut n = 0;
-        for (i, l) in formats::lines(head, 8).enumerate() {
-            if !(record(l) || (i == 0 && is_header(l))) {
-                return Likeness::No;
-            }
-            n += 1;
-        }
-        if n > 0 {
-            Likeness::Sure
-        } else {
-            Likeness::No
-        }
+        // A header line counts: a header alone still reads as MSR.
+        formats::every_line(head, 8, |i, l| Some(record(l) || (i == 0 && is_header(l))))
     }
 }
 

@@ -552,23 +552,19 @@ impl TraceFormat for Strace {
                     !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
                 })
         };
-        let mut seen = 0;
-        for l in formats::lines(head, 8) {
+        formats::every_line(head, 8, |_, l| {
             // Signals and exits (`--- SIGCHLD`, `+++ exited`) carry no call.
             if l.contains(&b'(') && call(l) {
-                seen += 1;
-            } else if !l
+                Some(true)
+            } else if l
                 .windows(8)
                 .any(|w| w.starts_with(b"---") || w.starts_with(b"+++") || w == b"resumed>")
             {
-                return Likeness::No;
+                None
+            } else {
+                Some(false)
             }
-        }
-        if seen > 0 {
-            Likeness::Sure
-        } else {
-            Likeness::No
-        }
+        })
     }
 }
 

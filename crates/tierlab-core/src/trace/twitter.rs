@@ -101,18 +101,7 @@ impl TraceFormat for Twitter {
                         | b"decr"
                 )
         };
-        let mut n = 0;
-        for l in formats::lines(head, 8) {
-            if !record(l) {
-                return Likeness::No;
-            }
-            n += 1;
-        }
-        if n > 0 {
-            Likeness::Sure
-        } else {
-            Likeness::No
-        }
+        formats::every_line(head, 8, |_, l| Some(record(l)))
     }
 }
 
