@@ -22,6 +22,8 @@ pub struct AccessCost {
     /// `!(unit - 1)` when the unit is a power of two (every catalog unit
     /// is), else 0: decided once here, not at each of a run's accesses.
     pow2_mask: u64,
+    /// The medium's own access unit (its page: what one program writes).
+    page: u32,
 }
 
 impl AccessCost {
@@ -51,7 +53,13 @@ impl AccessCost {
             write_fixed: t.write_ns * slowdown + overhead_ns,
             ns_per_byte,
             unit,
+            page: t.access_unit.max(1),
         }
+    }
+
+    /// The medium's access unit in bytes (a flash page).
+    pub fn page(&self) -> u32 {
+        self.page
     }
 
     /// The cost of one access of `size` bytes.

@@ -521,6 +521,7 @@ impl Hierarchy {
                 lat += t.cost.write(req.size);
                 t.c.writes += 1;
                 t.c.bytes_in += req.size as u64;
+                t.c.pages_programmed += t.pages.of(req.size);
                 self.touch(0, slot, req);
                 if wb {
                     self.stores[0].set_dirty(slot, true);
@@ -653,6 +654,7 @@ impl Hierarchy {
             if let Some(s) = held.filter(|&s| st.size_of(s) == size) {
                 t.c.writes += 1;
                 t.c.bytes_in += size as u64;
+                t.c.pages_programmed += t.pages.of(size);
                 if wb {
                     st.set_dirty(s, true);
                     return lat;

@@ -205,11 +205,15 @@ pub fn build_hierarchy(
             .map_err(|e| ConfigError::at(format!("tier[{i}].tech"), e.to_string()))?;
         let write_back =
             t.write.unwrap_or(cfg.hierarchy.write) == crate::config::WritePolicy::WriteBack;
-        let policy = t.policy.build(&BuildCtx {
+        let ctx = BuildCtx {
             capacity,
             seed,
             unit_size,
-        });
+        };
+        t.policy
+            .fit(&ctx)
+            .map_err(|(k, e)| ConfigError::at(format!("tier[{i}].policy.{k}"), e))?;
+        let policy = t.policy.build(&ctx);
         let admission = t
             .admission
             .build(&crate::admission::BuildCtx { seed, tier: i });
@@ -227,6 +231,7 @@ pub fn build_hierarchy(
             tech: t.tech.clone(),
             policy: t.policy.name().into(),
             admission: t.admission.name().into(),
+            medium: tech.clone(),
         });
         let every = t
             .flush_interval

@@ -1,7 +1,9 @@
 //! What a run reports: whole-run and per-tier figures and an interval
 //! timeline. Serialised as the JSON object of `tierlab run --json`.
 
+use crate::device::wear::TierWear;
 use crate::hierarchy::{BackingCounters, Hierarchy, Totals};
+use crate::tech::Technology;
 use crate::tier::TierCounters;
 use crate::units::human_bytes;
 use serde::Serialize;
@@ -21,6 +23,8 @@ pub struct TierResult {
     pub byte_miss_ratio: f64,
     #[serde(flatten)]
     pub counters: TierCounters,
+    #[serde(flatten)]
+    pub wear: TierWear,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -98,6 +102,8 @@ pub struct TierMeta {
     pub tech: String,
     pub policy: String,
     pub admission: String,
+    /// The tier's medium as the run's catalog has it (overrides applied).
+    pub medium: Technology,
 }
 
 impl RunResult {
@@ -118,23 +124,31 @@ impl RunResult {
             .tiers
             .iter()
             .zip(meta)
-            .map(|(tier, m)| TierResult {
-                name: tier.name.clone(),
-                tech: m.tech.clone(),
-                policy: m.policy.clone(),
-                admission: m.admission.clone(),
-                capacity: tier.capacity,
-                used: tier.used(),
-                objects: tier.len() as u64,
-                write: if tier.write_back {
-                    "write-back"
-                } else {
-                    "write-through"
+            .map(|(tier, m)| {
+                // The serial run's simulated time; the time model's elapsed
+                // time after warm-up is to replace it.
+                let (wear, swap_pages) = TierWear::of(tier, &m.medium, unit_size, total / 1e9);
+                let mut counters = tier.c.clone();
+                counters.pages_programmed += swap_pages;
+                TierResult {
+                    name: tier.name.clone(),
+                    tech: m.tech.clone(),
+                    policy: m.policy.clone(),
+                    admission: m.admission.clone(),
+                    capacity: tier.capacity,
+                    used: tier.used(),
+                    objects: tier.len() as u64,
+                    write: if tier.write_back {
+                        "write-back"
+                    } else {
+                        "write-through"
+                    }
+                    .into(),
+                    miss_ratio: ratio(tier.c.misses, tier.c.hits + tier.c.misses),
+                    byte_miss_ratio: ratio(tier.c.miss_bytes, tier.c.hit_bytes + tier.c.miss_bytes),
+                    counters,
+                    wear,
                 }
-                .into(),
-                miss_ratio: ratio(tier.c.misses, tier.c.hits + tier.c.misses),
-                byte_miss_ratio: ratio(tier.c.miss_bytes, tier.c.hit_bytes + tier.c.miss_bytes),
-                counters: tier.c.clone(),
             })
             .collect();
         let warnings = tiers

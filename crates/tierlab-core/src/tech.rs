@@ -38,6 +38,10 @@ pub struct Technology {
     pub write_ns: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub erase_ns: Option<f64>,
+    /// The bytes one erase clears (a flash erase block): wear counting
+    /// turns bytes programmed into erases with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erase_block_bytes: Option<u64>,
     /// The transfer model is this bandwidth, or a burst (`burst_bytes` moved
     /// in `burst_ns`): one of the two, never neither (`validate`), so no
     /// medium moves a page for free.
@@ -88,6 +92,7 @@ pub struct TechOverride {
     pub read_ns: Option<crate::units::Nanos>,
     pub write_ns: Option<crate::units::Nanos>,
     pub erase_ns: Option<crate::units::Nanos>,
+    pub erase_block_bytes: Option<u64>,
     pub bandwidth_mb_s: Option<f64>,
     pub burst_bytes: Option<u32>,
     pub burst_ns: Option<crate::units::Nanos>,
@@ -209,6 +214,7 @@ impl Catalog {
                     read_ns: 0.0,
                     write_ns: 0.0,
                     erase_ns: None,
+                    erase_block_bytes: None,
                     bandwidth_mb_s: None,
                     burst_bytes: None,
                     burst_ns: None,
@@ -256,6 +262,7 @@ impl Catalog {
             idle_mw_per_gbit
         );
         set_opt!(
+            erase_block_bytes,
             density_gbit_cm2,
             price_usd_per_gbit,
             endurance,
@@ -344,6 +351,16 @@ pub fn validate(t: &Technology) -> Result<(), (&'static str, TechError)> {
     }
     if let Some(e) = t.erase_ns {
         pos("erase_ns", e)?;
+    }
+    if t.erase_block_bytes == Some(0) {
+        return Err((
+            "erase_block_bytes",
+            TechError::Range {
+                field: "erase_block_bytes",
+                value: 0.0,
+                allowed: "must be at least 1 byte",
+            },
+        ));
     }
     if t.access_unit == 0 {
         return Err((

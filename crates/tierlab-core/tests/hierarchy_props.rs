@@ -76,6 +76,8 @@ fn wp(wb: bool) -> &'static str {
 fn policy_strategy() -> impl Strategy<Value = String> {
     (0..NAMES.len(), 1u8..=3).prop_map(|(i, bits)| match NAMES[i] {
         "clock" => format!("{{ type = \"clock\", bits = {bits} }}"),
+        // One-way sets of one-byte (one-object) blocks fit every capacity.
+        "flashcache" => "{ type = \"flashcache\", ways = 1, block = 1, erase_block = 1, page = 1, hot_threshold = 0, swap_threshold = 2 }".into(),
         name => format!("\"{name}\""),
     })
 }

@@ -16,6 +16,7 @@ mod arc;
 mod belady;
 mod clock;
 mod fifo;
+pub mod flashcache;
 mod lfu;
 mod lirs;
 mod list;
@@ -53,6 +54,15 @@ pub trait Policy {
     /// policy's, see `ghosted`, or another tier's).
     #[inline(always)]
     fn before_insert(&mut self, _req: &Request, _slot: Option<u32>) {}
+    /// After `before_insert` and each `evict`: whether the policy wants
+    /// more evictions before the insertion although the tier has room
+    /// (a set-associative policy whose set is full, flashcache.rs, which
+    /// erases whole blocks). Every other policy says false, which the
+    /// insertion, monomorphic per policy, compiles away.
+    #[inline(always)]
+    fn needs_room(&self) -> bool {
+        false
+    }
     /// Picks the victim, stops tracking it and returns its slot.
     fn evict(&mut self) -> u32;
     /// Whether the policy keeps the slot `evict` has just returned as a
@@ -217,6 +227,10 @@ macro_rules! registry {
                 match self { $(AnyPolicy::$variant(p) => p.forgotten()),* }
             }
             #[inline(always)]
+            fn needs_room(&self) -> bool {
+                match self { $(AnyPolicy::$variant(p) => p.needs_room()),* }
+            }
+            #[inline(always)]
             fn evict(&mut self) -> u32 {
                 match self { $(AnyPolicy::$variant(p) => p.evict()),* }
             }
@@ -247,6 +261,18 @@ registry! {
     LruK => "lru-k", lru_k::LruK;
     Random => "random", random::Random;
     Belady => "belady", belady::Belady;
+    FlashCache => "flashcache", flashcache::FlashCache;
+}
+
+impl PolicySpec {
+    /// Checks the parameters against the tier they are built for (its
+    /// capacity, known once a share is resolved): Err((parameter, message)).
+    pub fn fit(&self, ctx: &BuildCtx) -> Result<(), (&'static str, String)> {
+        match self {
+            PolicySpec::FlashCache(p) => flashcache::fit(p, ctx),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl crate::spec::Named for PolicySpec {

@@ -50,15 +50,17 @@ impl<F: FnMut(Victim), const UNIT: bool> PolicyFn for Insert<'_, F, UNIT> {
         p.before_insert(req, slot);
         let mut next = None;
         let mut reuse = None;
-        if self.b.overflows(charge) {
+        if self.b.overflows(charge) || p.needs_room() {
             loop {
                 let victim = p.evict();
                 let v = self
                     .b
                     .evicted(s, victim, self.keep, p.ghosted(), &mut reuse);
                 (self.victims)(v);
-                // A unit-charged tier is never over its capacity: one made room.
-                if UNIT || !self.b.overflows(charge) {
+                // A unit-charged tier is never over its capacity: one made
+                // room (UNIT is only for the segments' LRU and FIFO, which
+                // never need room).
+                if UNIT || !(self.b.overflows(charge) || p.needs_room()) {
                     break;
                 }
             }
@@ -117,6 +119,7 @@ pub(super) struct Books<'a> {
     pub(super) capacity: u64,
     pub(super) level: u8,
     pub(super) unit: bool,
+    pub(super) pages: super::Pages,
 }
 
 impl Books<'_> {
@@ -223,6 +226,7 @@ impl Books<'_> {
         self.c.fills += 1;
         self.c.writes += 1;
         self.c.bytes_in += size as u64;
+        self.c.pages_programmed += self.pages.of(size);
         slot
     }
 }

@@ -66,6 +66,43 @@ pub struct TierCounters {
     pub rejected_admission: u64,
     /// Entries dropped because a write of another size replaced them.
     pub replaced: u64,
+    /// Medium pages (its access unit) programmed: each write into the
+    /// tier (fill, demotion, write hit, write-back received) rounded up to
+    /// whole pages.
+    pub pages_programmed: u64,
+}
+
+/// How many of the medium's pages a write of some bytes programs: a shift
+/// when the page is a power of two (every catalog unit is), else a division.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Pages {
+    page: u64,
+    /// log2(page), or u32::MAX when the page is not a power of two.
+    shift: u32,
+}
+
+impl Pages {
+    fn new(page: u32) -> Self {
+        let page = page.max(1) as u64;
+        Pages {
+            page,
+            shift: if page.is_power_of_two() {
+                page.trailing_zeros()
+            } else {
+                u32::MAX
+            },
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn of(self, size: u32) -> u64 {
+        let bytes = size as u64 + self.page - 1;
+        if self.shift != u32::MAX {
+            bytes >> self.shift
+        } else {
+            bytes / self.page
+        }
+    }
 }
 
 /// The space an object of `size` takes: its bytes, or 1 when sizes are
@@ -96,6 +133,8 @@ pub struct Tier {
     admission: AnyAdmission,
     pub write_back: bool,
     pub cost: AccessCost,
+    /// The medium's page, for `pages_programmed`.
+    pub(crate) pages: Pages,
     pub c: TierCounters,
 }
 
@@ -123,6 +162,7 @@ impl Tier {
             next_victim: None,
             admission,
             write_back,
+            pages: Pages::new(cost.page()),
             cost,
             c: TierCounters::default(),
         }
@@ -190,6 +230,7 @@ impl Tier {
                 capacity: self.capacity,
                 level: self.level,
                 unit: self.unit,
+                pages: self.pages,
             },
         )
     }
@@ -321,6 +362,14 @@ impl Tier {
         match self.policy {
             AnyPolicy::Lru(_) => Some(true),
             AnyPolicy::Fifo(_) => Some(false),
+            _ => None,
+        }
+    }
+
+    /// The wear a flashcache tier's policy counts (None for other policies).
+    pub fn block_wear(&self) -> Option<crate::policy::flashcache::BlockWear> {
+        match &self.policy {
+            AnyPolicy::FlashCache(p) => Some(p.wear()),
             _ => None,
         }
     }

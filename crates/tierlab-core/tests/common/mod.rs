@@ -31,6 +31,8 @@ pub enum Kind {
     Arc,
     Lirs(f64),
     WTinyLfu(f64, f64),
+    /// FlashCache with blocks of one charge unit: (ways, hot, swap).
+    FlashCache(usize, u64, u64),
 }
 
 impl Kind {
@@ -48,6 +50,14 @@ impl Kind {
             Kind::Arc => Box::new(models::Arc::new(cap)),
             Kind::Lirs(h) => Box::new(models::Lirs::new(cap, h)),
             Kind::WTinyLfu(w, p) => Box::new(models::WTinyLfu::new(cap, w, p)),
+            Kind::FlashCache(ways, hot, swap) => Box::new(models::FlashCache::new(
+                cap / ways as u64,
+                ways,
+                1,
+                1,
+                hot,
+                swap,
+            )),
         })
     }
 }
@@ -107,6 +117,14 @@ pub fn variants(name: &str) -> Option<Vec<(String, Kind)>> {
                 Kind::WTinyLfu(0.2, 0.5),
             ),
         ],
+        // Blocks of one byte (one object with unit sizes) and one way fit
+        // every capacity the shared tests use: each set one block, objects
+        // larger than it alone in theirs (flashcache_props.rs tests the
+        // organisation at larger geometries).
+        "flashcache" => vec![(
+            "{ type = \"flashcache\", ways = 1, block = 1, erase_block = 1, page = 1, hot_threshold = 0, swap_threshold = 3 }".into(),
+            Kind::FlashCache(1, 0, 3),
+        )],
         _ => return None,
     })
 }
@@ -223,7 +241,7 @@ impl Naive {
         let mut victims = Vec::new();
         if let Some(mut m) = self.ext.take() {
             m.before_insert(key, c);
-            while self.used + c > self.cap {
+            while self.used + c > self.cap || m.needs_room() {
                 let k = m.evict();
                 let i = self
                     .pos(k)

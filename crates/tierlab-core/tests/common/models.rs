@@ -11,6 +11,10 @@ use tierlab_core::synth::Rng;
 pub trait Model {
     fn hit(&mut self, key: u64, next: i64);
     fn before_insert(&mut self, _key: u64, _charge: u64) {}
+    /// More evictions wanted although the capacity is not exceeded.
+    fn needs_room(&self) -> bool {
+        false
+    }
     fn insert(&mut self, key: u64, charge: u64, next: i64);
     /// Picks and forgets the victim.
     fn evict(&mut self) -> u64;
@@ -679,5 +683,212 @@ impl Model for WTinyLfu {
         take(&mut self.window, key)
             .or_else(|| take(&mut self.probation, key))
             .or_else(|| take(&mut self.protected, key));
+    }
+}
+
+// ---------------------------------------------------------------- FlashCache
+/// One logical block: charge units written since its erase, the tick of its
+/// latest insertion or hit, its keys oldest first.
+#[derive(Clone, Default)]
+pub struct FcBlock {
+    pub written: u64,
+    pub last: u64,
+    pub keys: Vec<u64>,
+}
+
+/// FlashCache (policy/flashcache.rs) from its rules, by key: sets of `ways`
+/// blocks of `block` charge units; a key's set is `fold_mul(key) % sets`;
+/// each set fills one open block; a full one gives way to a clean block,
+/// else to a victim: the least recent block (empty ones first) unless it
+/// has more than `hot` erases above the least-erased, which goes instead;
+/// after an erase, a set whose physical blocks' erases exceed the coldest
+/// set's (first by index) by more than `swap`, and which erased more blocks
+/// itself than that set, trades physical blocks with it. Every scan is done
+/// again each time.
+pub struct FlashCache {
+    pub sets: u64,
+    pub ways: usize,
+    pub block: u64,
+    pub hot: u64,
+    pub swap: u64,
+    /// Erase blocks per logical block.
+    pub k: u64,
+    pub blocks: Vec<Vec<FcBlock>>,
+    pub open: Vec<Option<usize>>,
+    /// Per set: its physical group.
+    pub group: Vec<usize>,
+    /// Per physical block (group * ways + way): erases.
+    pub wear: Vec<u64>,
+    pub tick: u64,
+    pub target: u64,
+    pub pending: VecDeque<u64>,
+    pub erases: u64,
+    pub hot_evictions: u64,
+    pub swaps: u64,
+    /// Charge units the swaps programmed.
+    pub swap_programmed: u64,
+    /// Per set: blocks it erased to make room.
+    pub set_erases: Vec<u64>,
+}
+
+impl FlashCache {
+    pub fn new(sets: u64, ways: usize, block: u64, k: u64, hot: u64, swap: u64) -> Self {
+        FlashCache {
+            sets,
+            ways,
+            block,
+            hot,
+            swap,
+            k,
+            blocks: vec![vec![FcBlock::default(); ways]; sets as usize],
+            open: vec![None; sets as usize],
+            group: (0..sets as usize).collect(),
+            wear: vec![0; sets as usize * ways],
+            tick: 0,
+            target: 0,
+            pending: VecDeque::new(),
+            erases: 0,
+            hot_evictions: 0,
+            swaps: 0,
+            swap_programmed: 0,
+            set_erases: vec![0; sets as usize],
+        }
+    }
+
+    pub fn set_of(&self, key: u64) -> u64 {
+        tierlab_core::hash::fold_mul(key) % self.sets
+    }
+
+    fn wear_of(&self, set: usize, way: usize) -> u64 {
+        self.wear[self.group[set] * self.ways + way]
+    }
+
+    fn total(&self, set: usize) -> u64 {
+        (0..self.ways).map(|w| self.wear_of(set, w)).sum()
+    }
+
+    fn choose(&mut self, set: usize, ok: &dyn Fn(&FcBlock, usize) -> bool) -> usize {
+        let cands: Vec<usize> = (0..self.ways)
+            .filter(|&w| ok(&self.blocks[set][w], w))
+            .collect();
+        let rank = |w: usize| {
+            let b = &self.blocks[set][w];
+            (!b.keys.is_empty(), b.last, w)
+        };
+        let lru = *cands.iter().min_by_key(|&&w| rank(w)).unwrap();
+        let least = *cands
+            .iter()
+            .min_by_key(|&&w| (self.wear_of(set, w), rank(w)))
+            .unwrap();
+        if self.wear_of(set, lru) > self.wear_of(set, least) + self.hot {
+            self.hot_evictions += 1;
+            least
+        } else {
+            lru
+        }
+    }
+
+    fn erase(&mut self, set: usize, way: usize) {
+        let b = &mut self.blocks[set][way];
+        b.written = 0;
+        self.pending.extend(b.keys.drain(..));
+        self.wear[self.group[set] * self.ways + way] += 1;
+        self.erases += self.k;
+        self.set_erases[set] += 1;
+        let totals: Vec<u64> = (0..self.sets as usize).map(|s| self.total(s)).collect();
+        let min = *totals.iter().min().unwrap();
+        let cold = totals.iter().position(|&t| t == min).unwrap();
+        if totals[set] > min + self.swap && self.set_erases[set] > self.set_erases[cold] {
+            self.swaps += 1;
+            let (gh, gc) = (self.group[set], self.group[cold]);
+            for w in 0..self.ways {
+                let (hw, cw) = (self.blocks[set][w].written, self.blocks[cold][w].written);
+                if cw > 0 {
+                    // Staged, its block erased, copied back; staging erased.
+                    self.wear[gc * self.ways + w] += 1;
+                    self.erases += 2 * self.k;
+                    self.swap_programmed += 2 * cw;
+                }
+                if hw > 0 {
+                    self.wear[gh * self.ways + w] += 1;
+                    self.erases += self.k;
+                    self.swap_programmed += hw;
+                }
+            }
+            self.group.swap(set, cold);
+        }
+    }
+
+    fn find(&self, key: u64) -> (usize, usize, usize) {
+        for (s, bs) in self.blocks.iter().enumerate() {
+            for (w, b) in bs.iter().enumerate() {
+                if let Some(i) = b.keys.iter().position(|&k| k == key) {
+                    return (s, w, i);
+                }
+            }
+        }
+        panic!("key {key:#x} not held");
+    }
+}
+
+impl Model for FlashCache {
+    fn hit(&mut self, key: u64, _: i64) {
+        let (s, w, _) = self.find(key);
+        self.tick += 1;
+        self.blocks[s][w].last = self.tick;
+    }
+    fn before_insert(&mut self, key: u64, charge: u64) {
+        // An empty object takes one byte of its block.
+        let charge = charge.max(1);
+        let set = self.set_of(key) as usize;
+        self.target = set as u64;
+        if let Some(o) = self.open[set] {
+            if self.blocks[set][o].written + charge <= self.block {
+                return;
+            }
+        }
+        let way = match (0..self.ways).find(|&w| self.blocks[set][w].written == 0) {
+            Some(w) => w,
+            None => {
+                let w = self.choose(set, &|_, _| true);
+                self.erase(set, w);
+                w
+            }
+        };
+        self.open[set] = Some(way);
+    }
+    fn needs_room(&self) -> bool {
+        !self.pending.is_empty()
+    }
+    fn insert(&mut self, key: u64, charge: u64, _: i64) {
+        let charge = charge.max(1);
+        let set = self.target as usize;
+        let way = self.open[set].unwrap();
+        self.tick += 1;
+        let b = &mut self.blocks[set][way];
+        b.written += charge;
+        b.last = self.tick;
+        b.keys.push(key);
+    }
+    fn evict(&mut self) -> u64 {
+        if self.pending.is_empty() {
+            // Over capacity with nothing queued: a block with keys of the
+            // target set (not its open block), else of the next sets.
+            for i in 0..self.sets {
+                let set = ((self.target + i) % self.sets) as usize;
+                let skip = if i == 0 { self.open[set] } else { None };
+                let ok = move |b: &FcBlock, w: usize| Some(w) != skip && !b.keys.is_empty();
+                if (0..self.ways).any(|w| ok(&self.blocks[set][w], w)) {
+                    let w = self.choose(set, &ok);
+                    self.erase(set, w);
+                    break;
+                }
+            }
+        }
+        self.pending.pop_front().unwrap()
+    }
+    fn remove(&mut self, key: u64) {
+        let (s, w, i) = self.find(key);
+        self.blocks[s][w].keys.remove(i);
     }
 }
