@@ -32,8 +32,9 @@ in `burst_ns`) for a medium whose datasheet gives page or burst reads.
 A config uses an entry by name (`tech = "NAND-SLC"`) and may add or change
 entries with `[techs.NAME]` ([config.md](config.md)). The timing model
 ([hierarchy.md](hierarchy.md)) uses the read and write latencies, the
-transfer model and the access unit; the other figures are catalog data
-that no reported figure uses yet.
+transfer model and the access unit; the wear figures (hierarchy.md, Wear)
+the access unit, the erase block and the endurance; the other figures are
+catalog data that no reported figure uses yet.
 """
 
 
@@ -93,6 +94,7 @@ def render(techs: list[dict[str, Any]]) -> str:
     other = [
         ("name", "name"),
         ("erase (ns)", "erase_ns"),
+        ("erase block (B)", "erase_block_bytes"),
         ("read energy (pJ)", "energy_read_pj"),
         ("write energy (pJ)", "energy_write_pj"),
         ("active (mW/Gbit)", "active_mw_per_gbit"),

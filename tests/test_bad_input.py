@@ -133,6 +133,24 @@ def case_bad_policy_parameter(tmp: Path) -> Bad:
     return _config_case(tmp, text, "tier[0].policy", "bits", "9", "1..=8")
 
 
+def case_flashcache_ways_do_not_divide_the_tier(tmp: Path) -> Bad:
+    # 1 MiB is not a whole number of 3 x 128 KiB sets.
+    text = GOOD_TIER.replace('policy = "lru"', 'policy = { type = "flashcache", ways = 3 }')
+    return _config_case(tmp, text, "tier[0].policy.ways", "multiple of 393216 bytes")
+
+
+def case_flashcache_zero_ways(tmp: Path) -> Bad:
+    text = GOOD_TIER.replace('policy = "lru"', 'policy = { type = "flashcache", ways = 0 }')
+    return _config_case(tmp, text, "tier[0].policy", "ways", "at least 1")
+
+
+def case_flashcache_block_not_whole_erase_blocks(tmp: Path) -> Bad:
+    text = GOOD_TIER.replace(
+        'policy = "lru"', 'policy = { type = "flashcache", block = "96KiB", erase_block = "64KiB" }'
+    )
+    return _config_case(tmp, text, "tier[0].policy", "block", "erase block")
+
+
 def _admission(tmp: Path, value: str, *needles: str) -> Bad:
     text = GOOD_TIER + f"admission = {value}\n"
     return _config_case(tmp, text, "tier[0].admission", *needles)
