@@ -727,6 +727,7 @@ impl Hierarchy {
                 size,
                 op: Op::Read,
                 time,
+                pid: 0,
                 next_access: -1,
             };
             let placed = if LEAN {

@@ -134,6 +134,7 @@ impl Hierarchy {
                 size,
                 op: Op::Read,
                 time: req.time,
+                pid: 0,
                 next_access: -1,
             };
             let last = j + 2 == n;
