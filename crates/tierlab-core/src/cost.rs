@@ -7,7 +7,13 @@
 //! tier's software overhead (S3 measures 21.6 us minor / 58.6 us major fault
 //! paths; S5 shows such overheads decide whether caching pays). Every access
 //! is on the request's critical path: no overlap between tiers is modelled,
-//! as in S1's emulator, whose page copies are synchronous.
+//! as in S1's emulator, whose page copies are synchronous (the time layer,
+//! time/, queues these same charges on devices when a load is configured).
+//!
+//! Every charge is a whole number of nanoseconds (rounded to the nearest):
+//! sums of them are then exact in any order, so a run's times do not
+//! depend on how its accesses are added up, and a closed-loop run of one
+//! client adds up to exactly the serial run's figures.
 
 use crate::tech::Technology;
 
@@ -19,6 +25,9 @@ pub struct AccessCost {
     /// Nanoseconds per byte moved.
     ns_per_byte: f64,
     unit: u64,
+    /// The software overhead inside the fixed parts (whole ns): the time
+    /// layer counts it as stack time, not device time.
+    overhead: f64,
     /// `!(unit - 1)` when the unit is a power of two (every catalog unit
     /// is), else 0: decided once here, not at each of a run's accesses.
     pow2_mask: u64,
@@ -41,7 +50,9 @@ impl AccessCost {
             (bw, _, _) => (bw.map_or(0.0, |mb| 1e3 / mb), unit),
         };
         let ns_per_byte = ns_per_byte * slowdown;
+        let overhead_ns = whole(overhead_ns);
         AccessCost {
+            overhead: overhead_ns,
             pow2_mask: if unit.is_power_of_two() {
                 !(unit - 1)
             } else {
@@ -78,13 +89,26 @@ impl AccessCost {
 
     #[inline(always)]
     pub fn read(&self, size: u32) -> f64 {
-        self.read_fixed + self.transfer(size)
+        whole(self.read_fixed + self.transfer(size))
     }
 
     #[inline(always)]
     pub fn write(&self, size: u32) -> f64 {
-        self.write_fixed + self.transfer(size)
+        whole(self.write_fixed + self.transfer(size))
     }
+
+    /// The software overhead in every charge (ns).
+    pub fn overhead(&self) -> f64 {
+        self.overhead
+    }
+}
+
+/// `ns` rounded to the nearest whole nanosecond (half up). Charges are
+/// non-negative and far below 2^63 ns: two conversions, not a call to libm's
+/// `round` (the baseline x86-64 target has no rounding instruction).
+#[inline(always)]
+pub fn whole(ns: f64) -> f64 {
+    (ns + 0.5) as i64 as f64
 }
 
 fn gcd(a: u64, b: u64) -> u64 {

@@ -72,6 +72,11 @@ pub struct RunResult {
     pub throughput_rps: f64,
     /// Requested bytes per simulated second.
     pub throughput_bytes_per_s: f64,
+    /// Response-time percentiles (time model only; null in the serial
+    /// loop, which keeps no per-request times).
+    pub latency_ns: Option<crate::time::result::LatencyStats>,
+    /// The time model's figures (null without one): docs/time.md.
+    pub time: Option<crate::time::result::TimeResult>,
     pub backing: BackingResult,
     pub tiers: Vec<TierResult>,
     /// Malformed trace records passed over (only with `skip_bad`).
@@ -168,6 +173,8 @@ impl RunResult {
             flushes: t.flushes,
             throughput_rps: per_s(t.requests as f64),
             throughput_bytes_per_s: per_s(t.bytes_requested as f64),
+            latency_ns: None,
+            time: None,
             backing: BackingResult {
                 tech: backing_tech.into(),
                 counters: h.backing.clone(),
@@ -177,6 +184,19 @@ impl RunResult {
             warnings,
             timeline,
         }
+    }
+}
+
+impl RunResult {
+    /// A time model's figures: elapsed time and throughput replace the
+    /// serial sums (`access_time_ns` and `amat_ns` stay the unqueued sums of
+    /// the accesses' charges).
+    pub fn apply_time(&mut self, t: crate::time::result::TimeResult) {
+        self.total_time_ns = t.elapsed_ns;
+        self.throughput_rps = t.throughput_rps;
+        self.throughput_bytes_per_s = t.throughput_bytes_per_s;
+        self.latency_ns = Some(t.latency_ns.clone());
+        self.time = Some(t);
     }
 }
 
