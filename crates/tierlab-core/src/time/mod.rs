@@ -1,0 +1,3 @@
+//! The time model: when each request and each device operation completes.
+pub mod stack;
+pub mod theory;
