@@ -10,7 +10,9 @@
 pub mod config;
 pub mod engine;
 pub mod result;
+pub mod stack;
 pub mod station;
+pub mod theory;
 
 use crate::config::{Config, ConfigError};
 use crate::tech::Catalog;
