@@ -53,6 +53,8 @@ pub struct Config {
     pub load: Option<crate::time::config::LoadConfig>,
     /// The CPU station and network link (time/).
     pub server: Option<crate::time::config::ServerConfig>,
+    /// Software-stack costs (time/stack.rs).
+    pub stack: Option<crate::time::stack::StackConfig>,
 }
 
 /// `[hierarchy] fill`: the cache layer's rule, or S4's lazy flash cache,
@@ -125,6 +127,14 @@ pub struct TierConfig {
     #[serde(default)]
     pub read_while_write: bool,
     pub lazy_writeback: Option<crate::time::config::LazyConfig>,
+    /// Memory copies per transfer between main memory and this tier, at
+    /// `[stack]`'s copy bandwidth (S1: copy_to_user and a bounce buffer).
+    #[serde(default)]
+    pub copies: u32,
+    /// The tier's memory is mapped uncached: its copies run at
+    /// `stack.uncached_copy_mb_s`.
+    #[serde(default)]
+    pub uncached: bool,
 }
 
 impl TierConfig {
@@ -413,7 +423,10 @@ impl Config {
                 let unit = cat.get(&t.tech).map(|x| x.access_unit.max(1)).unwrap_or(1) as u64;
                 match l.size {
                     Size::Percent(_) => {
-                        return Err(ConfigError::at(p, "must be an absolute size such as \"4MiB\""))
+                        return Err(ConfigError::at(
+                            p,
+                            "must be an absolute size such as \"4MiB\"",
+                        ))
                     }
                     Size::Absolute(b) if b < unit => {
                         return Err(ConfigError::at(

@@ -575,8 +575,12 @@ impl Hierarchy {
         if !self.insert_at(j, None, req, dirty, admit) {
             return 0.0;
         }
-        self.ops
-            .note(j, OpKind::Write, req.size, self.tiers[j].cost.write(req.size))
+        self.ops.note(
+            j,
+            OpKind::Write,
+            req.size,
+            self.tiers[j].cost.write(req.size),
+        )
     }
 
     /// Inserts into tier `j` unless its admission policy refuses the object
@@ -781,9 +785,12 @@ impl Hierarchy {
                 self.insert_at_as::<SEG>(j + 1, v.kept_slot(), &r, keep_dirty)
             };
             if placed {
-                lat += self
-                    .ops
-                    .note(j + 1, OpKind::Write, size, self.tiers[j + 1].cost.write(size));
+                lat += self.ops.note(
+                    j + 1,
+                    OpKind::Write,
+                    size,
+                    self.tiers[j + 1].cost.write(size),
+                );
             } else {
                 self.stores[0].discard(&v);
                 if let (Some(g), Some(s)) = (self.segments.as_mut(), v.kept_slot()) {

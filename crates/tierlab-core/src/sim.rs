@@ -275,7 +275,11 @@ impl Recorder {
     fn new(interval: u64, warmup: u64) -> Self {
         Recorder {
             interval,
-            countdown: if warmup > 0 { interval.min(warmup) } else { interval },
+            countdown: if warmup > 0 {
+                interval.min(warmup)
+            } else {
+                interval
+            },
             timeline: Timeline::default(),
             mark: (0, 0, 0.0),
             warmup,
@@ -398,8 +402,7 @@ impl Simulation {
             }
         };
         let per_pass = batches.len_hint().map(|n| n.min(run.max_requests));
-        if let (Some(n), Some(Warmup::Requests(_) | Warmup::Share(_))) =
-            (per_pass, cfg.run.warmup)
+        if let (Some(n), Some(Warmup::Requests(_) | Warmup::Share(_))) = (per_pass, cfg.run.warmup)
         {
             if warmup >= n * passes {
                 return Err(ConfigError::at(
@@ -472,10 +475,7 @@ impl Simulation {
             describe: batches.describe(),
             batches,
             unit_size: run.unit_size,
-            rec: Recorder::new(
-                cfg.run.interval,
-                if timed.is_some() { 0 } else { warmup },
-            ),
+            rec: Recorder::new(cfg.run.interval, if timed.is_some() { 0 } else { warmup }),
             setup: run,
             passes_left: passes - 1,
             count_from_pass,
@@ -513,10 +513,7 @@ impl Simulation {
 
     /// Total requests, when known.
     pub fn len_hint(&self) -> Option<u64> {
-        let per_pass = self
-            .batches
-            .len_hint()?
-            .min(self.setup.max_requests);
+        let per_pass = self.batches.len_hint()?.min(self.setup.max_requests);
         Some(per_pass * (self.pass + self.passes_left))
     }
 
@@ -661,12 +658,8 @@ impl Simulation {
         );
         r.skipped_records = self.skipped_before + self.batches.skipped();
         if let Some(t) = &self.timed {
-            let tr = crate::time::result::TimeResult::collect(
-                &t.engine,
-                t.load,
-                t.clients,
-                t.by_pid,
-            );
+            let tr =
+                crate::time::result::TimeResult::collect(&t.engine, t.load, t.clients, t.by_pid);
             r.apply_time(tr);
         }
         r

@@ -33,8 +33,12 @@ impl Hierarchy {
         if !self.lean_insert(0, None, req, false) {
             return 0.0;
         }
-        self.ops
-            .note(0, OpKind::Write, req.size, self.tiers[0].cost.write(req.size))
+        self.ops.note(
+            0,
+            OpKind::Write,
+            req.size,
+            self.tiers[0].cost.write(req.size),
+        )
     }
 
     /// `insert_admitted_as::<true>` into tier `k` of a lean path, without
@@ -107,9 +111,12 @@ impl Hierarchy {
             }
         });
         let lat = lat
-            + self
-                .ops
-                .note(0, OpKind::Write, req.size, self.tiers[0].cost.write(req.size));
+            + self.ops.note(
+                0,
+                OpKind::Write,
+                req.size,
+                self.tiers[0].cost.write(req.size),
+            );
         let mut settled = 0.0;
         let mut j = 0;
         // As settle_exclusive handles each queued victim.
@@ -157,11 +164,20 @@ impl Hierarchy {
                     }
                 },
             );
-            settled += self
-                .ops
-                .note(j + 1, OpKind::Write, size, self.tiers[j + 1].cost.write(size));
+            settled += self.ops.note(
+                j + 1,
+                OpKind::Write,
+                size,
+                self.tiers[j + 1].cost.write(size),
+            );
             if v.dirty && !keep_dirty {
-                settled += write_backing(&mut self.backing, &self.backing_cost, &mut self.ops, n, size);
+                settled += write_backing(
+                    &mut self.backing,
+                    &self.backing_cost,
+                    &mut self.ops,
+                    n,
+                    size,
+                );
             }
             j += 1;
         }

@@ -185,9 +185,7 @@ impl<'de> Deserialize<'de> for Delay {
                     match k.as_str() {
                         "dist" => dist = Some(m.next_value()?),
                         "mean" => mean = Some(m.next_value()?),
-                        other => {
-                            return Err(de::Error::unknown_field(other, &["dist", "mean"]))
-                        }
+                        other => return Err(de::Error::unknown_field(other, &["dist", "mean"])),
                     }
                 }
                 let mean = mean.ok_or_else(|| de::Error::missing_field("mean"))?;
@@ -217,10 +215,11 @@ pub const RATE_FORMS: &str = "a rate such as \"1Gbit/s\", \"125MB/s\" or \"10GiB
 pub fn parse_rate(s: &str) -> Result<f64, String> {
     let bad = || format!("{s:?} is not a rate; write {RATE_FORMS}");
     let t = s.trim();
-    let t = t.strip_suffix("/s").or_else(|| t.strip_suffix("ps")).ok_or_else(bad)?;
-    let split = t
-        .find(|c: char| c.is_ascii_alphabetic())
+    let t = t
+        .strip_suffix("/s")
+        .or_else(|| t.strip_suffix("ps"))
         .ok_or_else(bad)?;
+    let split = t.find(|c: char| c.is_ascii_alphabetic()).ok_or_else(bad)?;
     let (num, unit) = t.split_at(split);
     let v: f64 = num.trim().parse().map_err(|_| bad())?;
     let factor = match unit.trim() {
@@ -262,7 +261,9 @@ impl<'de> Deserialize<'de> for Rate {
                 if v.is_finite() && v > 0.0 {
                     Ok(Rate(v))
                 } else {
-                    Err(E::custom(format!("{v} is out of range; a rate must be positive")))
+                    Err(E::custom(format!(
+                        "{v} is out of range; a rate must be positive"
+                    )))
                 }
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Rate, E> {
@@ -358,9 +359,8 @@ mod tests {
         let t: T = toml::from_str("d = \"50us\"\nw = \"20%\"").unwrap();
         assert_eq!(t.d, Delay::Fixed { mean: Nanos(50e3) });
         assert_eq!(t.w, Warmup::Share(0.2));
-        let t: T =
-            toml::from_str("d = { dist = \"exponential\", mean = \"1ms\" }\nw = \"1 pass\"")
-                .unwrap();
+        let t: T = toml::from_str("d = { dist = \"exponential\", mean = \"1ms\" }\nw = \"1 pass\"")
+            .unwrap();
         assert_eq!(t.d, Delay::Exponential { mean: Nanos(1e6) });
         assert_eq!(t.w, Warmup::Passes(1));
         let t: T = toml::from_str("d = 3\nw = \"10ms\"").unwrap();

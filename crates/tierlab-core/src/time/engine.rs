@@ -296,7 +296,10 @@ impl Engine {
 
     /// Starts the clients (closed) or the arrivals (open).
     pub fn start(&mut self) {
-        if let Load::Closed { clients, by_pid, .. } = self.load {
+        if let Load::Closed {
+            clients, by_pid, ..
+        } = self.load
+        {
             if !by_pid {
                 for c in 0..clients {
                     self.schedule(0, ISSUE | c);
@@ -362,10 +365,11 @@ impl Engine {
     /// handed in with `feed`.
     pub fn run_until_hungry(&mut self, h: &mut Hierarchy) -> bool {
         loop {
-            if matches!(self.load, Load::Open { .. }) && self.next_arrival.is_none() {
-                if !self.source_done {
-                    return true;
-                }
+            if matches!(self.load, Load::Open { .. })
+                && self.next_arrival.is_none()
+                && !self.source_done
+            {
+                return true;
             }
             let Some(Reverse((t, _, tag))) = self.heap.pop() else {
                 return !self.source_done;
@@ -575,7 +579,11 @@ impl Engine {
     fn background(&mut self, op: &DevOp) {
         let service = self.service_of(op);
         let d = &self.devs[op.dev as usize];
-        let station = if op.kind == OpKind::Read { d.read } else { d.write };
+        let station = if op.kind == OpKind::Read {
+            d.read
+        } else {
+            d.write
+        };
         self.spawn_background(station, 1, service, op.bytes, None);
     }
 
@@ -675,12 +683,10 @@ impl Engine {
         }
         let st = job.stages[job.at];
         let jobs = &self.jobs;
-        if let Some((next, waited)) =
-            self.stations[st.station as usize].depart(self.now, |k| {
-                let jb = &jobs[k as usize];
-                jb.stages[jb.at].service
-            })
-        {
+        if let Some((next, waited)) = self.stations[st.station as usize].depart(self.now, |k| {
+            let jb = &jobs[k as usize];
+            jb.stages[jb.at].service
+        }) {
             let nj = &mut self.jobs[next as usize];
             let nst = nj.stages[nj.at];
             nj.wait += waited;
@@ -709,11 +715,14 @@ impl Engine {
     /// A lazy write-back of device `dev` finished: its bytes leave the
     /// buffer, and blocked writers that now fit go on, in order.
     fn release(&mut self, h: &mut Hierarchy, dev: usize, bytes: u64) {
-        let l = self.devs[dev].lazy.as_mut().expect("a lazy device");
-        l.used -= bytes;
-        while let Some(&(j, b, service)) = l.blocked.front() {
+        self.devs[dev].lazy.as_mut().expect("a lazy device").used -= bytes;
+        loop {
+            let l = self.devs[dev].lazy.as_mut().expect("a lazy device");
+            let Some(&(j, b, service)) = l.blocked.front() else {
+                return;
+            };
             if l.used + b as u64 > l.capacity && l.used > 0 {
-                break;
+                return;
             }
             l.blocked.pop_front();
             l.used += b as u64;
@@ -723,7 +732,6 @@ impl Engine {
             job.wait = job.wait.wrapping_add(self.now);
             job.at += 1;
             self.enter(h, j);
-            return self.release(h, dev, 0);
         }
     }
 
@@ -741,7 +749,11 @@ impl Engine {
             t.wait_sum += job.wait as u128;
             // The CPU stage served the stack time too: it is counted as
             // stack, not service.
-            let in_cpu = if self.cpu_station.is_some() { job.stack } else { 0 };
+            let in_cpu = if self.cpu_station.is_some() {
+                job.stack
+            } else {
+                0
+            };
             t.service_sum += (job.service - in_cpu) as u128;
             t.stack_sum += job.stack as u128;
             t.hist.saturating_record(latency.max(1));

@@ -25,6 +25,8 @@ use engine::{DeviceModel, Load, Model, StackModel};
 pub fn configured(cfg: &Config) -> bool {
     cfg.load.is_some()
         || cfg.server.is_some()
+        || cfg.stack.is_some()
+        || cfg.tiers.iter().any(|t| t.copies > 0 || t.uncached)
         || cfg.tiers.iter().any(|t| t.device().configured())
         || cfg.backing.device().configured()
         || cfg.hierarchy.fill == crate::config::FillRule::Lazy
@@ -58,6 +60,9 @@ pub fn validate(cfg: &Config) -> Result<(), ConfigError> {
         ));
     }
     cfg.backing.device().check("backing")?;
+    if let Some(s) = &cfg.stack {
+        s.resolve()?;
+    }
     if cfg.hierarchy.fill == crate::config::FillRule::Lazy {
         if cfg.tiers.len() < 2 {
             return Err(ConfigError::at(
@@ -227,15 +232,50 @@ pub fn model(cfg: &Config, seed: u64) -> Result<Model, ConfigError> {
         &b,
         crate::cost::whole(cfg.backing.overhead.0),
     ));
+    let stack = match &cfg.stack {
+        Some(s) => s.resolve()?,
+        None => stack::StackCosts::default(),
+    };
+    // ns per byte at a bandwidth in MB/s (10^6 B/s); none: no cost.
+    let per_byte = |mb_s: Option<f64>| mb_s.map_or(0.0, |b| 1e3 / b);
+    let copy = per_byte(stack.copy_mb_s);
+    let uncached = per_byte(stack.uncached_copy_mb_s.or(stack.copy_mb_s));
+    let techs: Vec<&str> = cfg
+        .tiers
+        .iter()
+        .map(|t| t.tech.as_str())
+        .chain([cfg.backing.tech.as_str()])
+        .collect();
+    for (i, d) in devices.iter_mut().enumerate() {
+        let tech = cat
+            .get(techs[i])
+            .map_err(|e| ConfigError::at("backing.tech", e.to_string()))?;
+        if is_block_device(tech) {
+            d.per_op_ns = stack.block_io_ns;
+        }
+        if let Some(t) = cfg.tiers.get(i) {
+            d.insert_ns = stack.insert_ns;
+            d.insert_per_byte_ns = copy;
+            d.per_byte_ns = t.copies as f64 * if t.uncached { uncached } else { copy };
+        }
+    }
     Ok(Model {
         load,
         cpus: server.cpus.map(|c| c as u32),
         cpu: server.cpu,
         link_ns_per_byte: server.link.map_or(0.0, |r| 1e9 / r.0),
         devices,
-        stack: StackModel::default(),
+        stack: StackModel {
+            per_request_ns: stack.syscall_ns + stack.lookup_ns,
+        },
         seed: l.seed.unwrap_or(seed),
     })
+}
+
+/// Storage reached through the block layer and a driver: media neither
+/// byte-addressable nor file memory (which S1 reached by page copies).
+pub fn is_block_device(t: &crate::tech::Technology) -> bool {
+    !t.byte_addressable && t.kind != "file-memory"
 }
 
 fn device_model(name: String, d: &config::DeviceKeys, overhead: f64) -> DeviceModel {

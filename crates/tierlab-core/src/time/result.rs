@@ -82,7 +82,13 @@ impl TimeResult {
         let elapsed = e.now.saturating_sub(e.start_ns) as f64;
         let n = t.completed as f64;
         let per_req = |x: u128| if n > 0.0 { x as f64 / n } else { 0.0 };
-        let per_s = |x: f64| if elapsed > 0.0 { x * 1e9 / elapsed } else { 0.0 };
+        let per_s = |x: f64| {
+            if elapsed > 0.0 {
+                x * 1e9 / elapsed
+            } else {
+                0.0
+            }
+        };
         let q = |p: f64| t.hist.value_at_quantile(p) as f64;
         let latency_ns = if t.completed > 0 {
             LatencyStats {
@@ -130,11 +136,7 @@ impl TimeResult {
             .enumerate()
             .filter(|(_, c)| c.0 > 0)
             .map(|(i, c)| ClientResult {
-                client: if by_pid {
-                    e.client_pids[i]
-                } else {
-                    i as u32
-                },
+                client: if by_pid { e.client_pids[i] } else { i as u32 },
                 requests: c.0,
                 mean_latency_ns: c.1 as f64 / c.0 as f64,
                 throughput_rps: per_s(c.0 as f64),
