@@ -38,7 +38,7 @@ area in F² with the feature size), the price per Gbit and the share of good
 blocks. Energy, power and endurance are catalog data no reported figure
 uses yet. A Gbit is 2^30 bits; a price holds for its year (`price_year`),
 and prices of different years are not comparable without adjusting. For a
-whole drive (the SSDs and `SCM-OPTANE`), endurance counts full-drive writes
+whole drive or module (the SSDs, `SCM-OPTANE`, `DCPMM`), endurance counts full writes
 over its warranty rather than cell cycles.
 """
 
