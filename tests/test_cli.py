@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import EXAMPLES, TINY_KEYS, TINY_REQUESTS, Ran
+from tierlab.models import MODELS
 
 EXAMPLE_CONFIGS = ["quickstart.toml", "s1-esdc.toml", "s2-extended-buffer-cache.toml"]
 
@@ -446,6 +447,8 @@ HELP = [
     ["export"],
     ["report"],
     ["reproduce"],
+    ["model"],
+    *[["model", name] for name in MODELS],
 ]
 
 

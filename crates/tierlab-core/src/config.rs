@@ -540,9 +540,9 @@ policy = { type = "clock", bits = 2 }
         assert_eq!(e, "tier[0].capacity: must be greater than zero");
         let e = err(&OK.replace("capacity = \"1MiB\"", "capacity = -5"));
         assert!(e.starts_with("tier[0].capacity: -5 is negative"), "{e}");
-        let e = err(&OK.replace("tech = \"NAND-SLC\"", "tech = \"NAND-QLC\""));
+        let e = err(&OK.replace("tech = \"NAND-SLC\"", "tech = \"NAND-PLC\""));
         assert!(
-            e.starts_with("tier[1].tech: unknown technology \"NAND-QLC\"; known: "),
+            e.starts_with("tier[1].tech: unknown technology \"NAND-PLC\"; known: "),
             "{e}"
         );
         let e = err(&OK.replace("alpha = 1.0", "alpha = 1.0\ncolour = 3"));

@@ -10,6 +10,7 @@
 pub mod admission;
 pub mod config;
 pub mod cost;
+pub mod device;
 pub mod error;
 pub mod hash;
 pub mod hierarchy;

@@ -227,6 +227,7 @@ pub fn build_hierarchy(
             tech: t.tech.clone(),
             policy: t.policy.name().into(),
             admission: t.admission.name().into(),
+            area_cost: crate::device::area_cost(tech, capacity, unit_size),
         });
         let every = t
             .flush_interval

@@ -1,6 +1,7 @@
 //! What a run reports: whole-run and per-tier figures and an interval
 //! timeline. Serialised as the JSON object of `tierlab run --json`.
 
+use crate::device::AreaCost;
 use crate::hierarchy::{BackingCounters, Hierarchy, Totals};
 use crate::tier::TierCounters;
 use crate::units::human_bytes;
@@ -21,6 +22,10 @@ pub struct TierResult {
     pub byte_miss_ratio: f64,
     #[serde(flatten)]
     pub counters: TierCounters,
+    /// `area_cm2`, `area_basis`, `cost_usd`, `cost_per_usable_gbit`: null
+    /// when the catalog lacks a figure or the capacity counts objects.
+    #[serde(flatten)]
+    pub area_cost: AreaCost,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -103,6 +108,8 @@ pub struct TierMeta {
     pub tech: String,
     pub policy: String,
     pub admission: String,
+    /// The tier's area and cost, fixed by its medium and capacity.
+    pub area_cost: AreaCost,
 }
 
 impl RunResult {
@@ -140,6 +147,7 @@ impl RunResult {
                 miss_ratio: ratio(tier.c.misses, tier.c.hits + tier.c.misses),
                 byte_miss_ratio: ratio(tier.c.miss_bytes, tier.c.hit_bytes + tier.c.miss_bytes),
                 counters: tier.c.clone(),
+                area_cost: m.area_cost,
             })
             .collect();
         let warnings = tiers
