@@ -451,6 +451,11 @@ impl Simulation {
             h.ops.enable();
             let mut engine = crate::time::engine::Engine::new(model);
             engine.warmup_requests = warmup;
+            engine.warmup_pending = warmup > 0
+                || matches!(
+                    cfg.run.warmup,
+                    Some(Warmup::Duration(_)) | Some(Warmup::Passes(_))
+                );
             engine.warmup_ns = match cfg.run.warmup {
                 Some(Warmup::Duration(d)) => Some(crate::cost::whole(d.0) as u64),
                 _ => None,
@@ -606,6 +611,17 @@ impl Simulation {
                 t.done = true;
                 if t.engine.issued == 0 {
                     return Err(self.empty());
+                }
+                if t.engine.warmup_pending && !t.engine.warmed {
+                    return Err(ConfigError::at(
+                        "run.warmup",
+                        format!(
+                            "the warm-up outlasts the run ({} requests, {:.3} s simulated): nothing was counted; give a shorter warm-up",
+                            t.engine.issued,
+                            t.engine.now as f64 / 1e9
+                        ),
+                    )
+                    .into());
                 }
                 self.rec.record(&self.h.totals);
                 return Ok(true);

@@ -53,7 +53,7 @@ impl OpLog {
         ns
     }
 
-    #[inline(never)]
+    #[inline]
     fn push(&mut self, dev: usize, kind: OpKind, bytes: u32, ns: f64) {
         self.ops.push(DevOp {
             dev: dev as u8,

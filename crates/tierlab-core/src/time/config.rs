@@ -122,6 +122,8 @@ impl DeviceKeys {
     }
 }
 
+const MAX_MEAN_NS: f64 = 1e14;
+
 /// A delay: a duration ("50us"), or `{ dist = "exponential", mean = "50us" }`
 /// or `{ dist = "fixed", mean = ... }`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -144,6 +146,13 @@ impl Delay {
             return Err(ConfigError::at(
                 at,
                 format!("{m} ns is out of range; must be zero or more"),
+            ));
+        }
+        // Draws reach about 37 means; times are whole ns below 2^52.
+        if m > MAX_MEAN_NS {
+            return Err(ConfigError::at(
+                at,
+                format!("{m} ns is out of range; at most 1e14 ns (about 28 hours)"),
             ));
         }
         Ok(())

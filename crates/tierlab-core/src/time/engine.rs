@@ -183,7 +183,15 @@ pub struct Engine {
     rng: Rng,
     pub now: u64,
     seq: u64,
-    heap: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    /// Events, earliest first: (time << 64) | (sequence << 32) | tag, one
+    /// integer to compare (the sequence, mod 2^32, orders events of equal
+    /// time as they were scheduled).
+    heap: BinaryHeap<Reverse<u128>>,
+    /// No software-stack cost anywhere: `issue` skips adding zeros.
+    stackless: bool,
+    /// Nested issues within one event (`complete` issues the client's next
+    /// request at once): bounded, past it an event is scheduled.
+    depth: u32,
     jobs: Vec<Job>,
     free: Vec<u32>,
     /// By pid: each client's requests not yet issued, and pid -> client.
@@ -212,6 +220,8 @@ pub struct Engine {
     pub warmup_ns: Option<u64>,
     pub warmed: bool,
     pub warm_event: bool,
+    /// A warm-up is configured: nothing counts until `warmed`.
+    pub warmup_pending: bool,
 }
 
 impl Engine {
@@ -257,6 +267,14 @@ impl Engine {
             Load::Open { .. } => (None, 0),
         };
         let n_st = stations.len();
+        let stackless = m.stack.per_request_ns == 0.0
+            && devs.iter().all(|d| {
+                d.overhead == 0.0
+                    && d.per_op_ns == 0.0
+                    && d.per_byte_ns == 0.0
+                    && d.insert_ns == 0.0
+                    && d.insert_per_byte_ns == 0.0
+            });
         Engine {
             think,
             cpu_demand: m.cpu,
@@ -270,6 +288,8 @@ impl Engine {
             now: 0,
             seq: 0,
             heap: BinaryHeap::with_capacity(64),
+            depth: 0,
+            stackless,
             jobs: Vec::new(),
             free: Vec::new(),
             queues: Vec::new(),
@@ -290,6 +310,7 @@ impl Engine {
             warmup_ns: None,
             warmed: false,
             warm_event: false,
+            warmup_pending: false,
             load: m.load,
         }
     }
@@ -313,13 +334,14 @@ impl Engine {
     #[inline]
     fn schedule(&mut self, t: u64, tag: u32) {
         self.seq += 1;
-        self.heap.push(Reverse((t, self.seq, tag)));
+        let key = ((t as u128) << 64) | (((self.seq as u32) as u128) << 32) | tag as u128;
+        self.heap.push(Reverse(key));
     }
 
     #[inline]
     fn draw(&mut self, d: Delay) -> u64 {
         match d {
-            Delay::Fixed { mean } => mean.0.round() as u64,
+            Delay::Fixed { mean } => crate::cost::whole_u64(mean.0),
             Delay::Exponential { mean } => self.exp(mean.0),
         }
     }
@@ -328,7 +350,7 @@ impl Engine {
     fn exp(&mut self, mean: f64) -> u64 {
         // 1 - U is in (0, 1]: its log is finite.
         let u = 1.0 - self.rng.next_f64();
-        (-mean * u.ln()).round() as u64
+        crate::cost::whole_u64(-mean * u.ln())
     }
 
     fn alloc(&mut self) -> u32 {
@@ -371,9 +393,11 @@ impl Engine {
             {
                 return true;
             }
-            let Some(Reverse((t, _, tag))) = self.heap.pop() else {
+            let Some(Reverse(key)) = self.heap.pop() else {
                 return !self.source_done;
             };
+            let (t, tag) = ((key >> 64) as u64, key as u32);
+            self.depth = 0;
             self.advance(t);
             if tag == ARRIVAL {
                 let r = self.next_arrival.take().expect("an arrival was read ahead");
@@ -490,7 +514,7 @@ impl Engine {
                 class: 1,
                 lazy: false,
                 bytes: 0,
-                service: (r.size as f64 * self.link_ns_per_byte).round() as u64,
+                service: crate::cost::whole_u64(r.size as f64 * self.link_ns_per_byte),
             });
         }
         let cpu_at = stages.len();
@@ -508,17 +532,18 @@ impl Engine {
                 service: 0,
             });
         }
-        let ops = std::mem::take(&mut h.ops);
-        for op in ops.ops() {
+        for op in h.ops.ops() {
             if op.background {
                 self.background(op);
                 continue;
             }
             let d = &self.devs[op.dev as usize];
-            stack += d.overhead + d.per_op_ns + op.bytes as f64 * d.per_byte_ns;
             let write = op.kind != OpKind::Read;
-            if write && (op.dev as usize) < self.devs.len() - 1 {
-                stack += d.insert_ns + op.bytes as f64 * d.insert_per_byte_ns;
+            if !self.stackless {
+                stack += d.overhead + d.per_op_ns + op.bytes as f64 * d.per_byte_ns;
+                if write && (op.dev as usize) < self.devs.len() - 1 {
+                    stack += d.insert_ns + op.bytes as f64 * d.insert_per_byte_ns;
+                }
             }
             let service = self.service_of(op);
             let d = &self.devs[op.dev as usize];
@@ -536,12 +561,11 @@ impl Engine {
                 service,
             });
         }
-        h.ops = ops;
-        let stack = (stack + 0.5) as u64;
+        let stack = crate::cost::whole_u64(stack);
         if self.cpu_station.is_some() {
             stages[cpu_at].service = cpu_service + stack;
         }
-        let counted = self.issued > self.counting_from;
+        let counted = self.counting();
         let job = &mut self.jobs[j as usize];
         job.client = client;
         job.issued = self.now;
@@ -571,7 +595,7 @@ impl Engine {
         if d.exponential {
             self.exp(mean)
         } else {
-            mean as u64
+            crate::cost::whole_u64(mean)
         }
     }
 
@@ -612,7 +636,7 @@ impl Engine {
         job.stack = bytes as u64;
         job.at = 0;
         job.issued = self.now;
-        if self.now >= self.start_ns && self.issued > self.counting_from {
+        if self.counting() {
             self.tally.background_ops += 1;
         }
         self.arrive(j);
@@ -766,8 +790,26 @@ impl Engine {
         self.free.push(j);
         if let Load::Closed { .. } = self.load {
             let think = self.think.map_or(0, |d| self.draw(d));
+            // No think time: the client issues at once, without an event
+            // (unless requests of no time nest too deep). Only in order
+            // mode, where any request read is the client's.
+            if think == 0
+                && self.depth < 16
+                && !matches!(self.load, Load::Closed { by_pid: true, .. })
+                && self.queues.first().is_some_and(|q| !q.is_empty())
+            {
+                self.depth += 1;
+                self.issue_next(h, client);
+                return;
+            }
             self.schedule(now + think, ISSUE | client);
         }
+    }
+
+    /// Whether what happens now counts (no warm-up, or past it).
+    #[inline]
+    fn counting(&self) -> bool {
+        self.warmed || !self.warmup_pending
     }
 
     /// The end of the warm-up: every figure counts from now.
