@@ -266,3 +266,37 @@ def test_readme_time_section_shows_what_the_example_prints(
         shown_run["time"]
         == json.loads(cli("run", "examples/time-closed.toml", "--json").out)["time"]
     )
+
+
+# --------------------------------------------------------------------------
+# tierlab bench: the closed-loop row beside the serial one
+# --------------------------------------------------------------------------
+
+
+def test_bench_closed_row_beside_serial(cli: Callable[..., Ran], tmp_path: Path) -> None:
+    from conftest import write_oracle
+
+    t = write_oracle(tmp_path / "t.oracleGeneral.bin", [i % 97 for i in range(20_000)])
+    r = cli("bench", t, "--tiers", "3", "--policies", "lru,fifo", "--repeat", "1", "--json")
+    assert r.code == 0, r.err
+    rows = json.loads(r.out)
+    assert [(x["policy"], x["load"], x["clients"]) for x in rows] == [
+        ("lru", "serial", None), ("lru", "closed", 24),
+        ("fifo", "serial", None), ("fifo", "closed", 24),
+    ]  # fmt: skip
+    for serial, closed in (rows[0:2], rows[2:4]):
+        # The cache layer is the same: the time model only decides when.
+        assert closed["miss_ratio"] == serial["miss_ratio"]
+        assert closed["requests"] == serial["requests"] == 20_000
+        assert closed["vs_serial"] == pytest.approx(closed["median_rps"] / serial["median_rps"])
+    text = cli("bench", t, "--tiers", "3", "--policies", "lru", "--repeat", "1")
+    assert text.code == 0 and "closed 24" in text.out and "ratio" in text.out, text.out
+    only = cli("bench", t, "--policies", "lru", "--repeat", "1", "--closed", "0", "--json")
+    assert [x["load"] for x in json.loads(only.out)] == ["serial"]
+
+
+def test_bench_negative_closed(cli: Callable[..., Ran], tmp_path: Path) -> None:
+    from conftest import write_oracle
+
+    t = write_oracle(tmp_path / "t.oracleGeneral.bin", [1, 2, 3] * 10)
+    assert_bad(cli("bench", t, "--closed", "-1", "--repeat", "1"), "--closed")
