@@ -350,8 +350,14 @@ def case_infinite_duration(tmp: Path) -> Bad:
 
 
 def case_bad_fill(tmp: Path) -> Bad:
+    # Not "lazy": that became a fill rule with the time model (S4's flash cache).
+    text = '[hierarchy]\nfill = "sideways"\n' + GOOD_TIER
+    return _config_case(tmp, text, "hierarchy.fill", "sideways", "inclusive", "exclusive", "lazy")
+
+
+def case_lazy_fill_one_tier(tmp: Path) -> Bad:
     text = '[hierarchy]\nfill = "lazy"\n' + GOOD_TIER
-    return _config_case(tmp, text, "hierarchy.fill", "lazy", "inclusive", "exclusive")
+    return _config_case(tmp, text, "hierarchy.fill", "at least two tiers")
 
 
 def case_no_tiers(tmp: Path) -> Bad:

@@ -403,7 +403,10 @@ def test_bench_table(tierlab_cmd: Callable[..., Ran], oracle_trace: Path) -> Non
 
 def test_bench_json(cli: Callable[..., Ran], oracle_trace: Path) -> None:
     rows = json.loads(ok(cli("bench", oracle_trace, "--repeat", "1", "--json")).out)
-    assert [r["policy"] for r in rows] == ["lru", "fifo", "clock"]
+    # Each policy serial, then as a closed loop of 24 clients.
+    assert [(r["policy"], r["load"]) for r in rows] == [
+        (p, load) for p in ("lru", "fifo", "clock") for load in ("serial", "closed")
+    ]
     for r in rows:
         assert r["requests"] == TINY_REQUESTS
         assert 0.0 < r["miss_ratio"] <= 1.0

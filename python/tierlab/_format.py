@@ -99,6 +99,86 @@ def print_run(s: dict[str, Any]) -> None:
         f"simulated time {human_ns(s['total_time_ns'])}  throughput "
         f"{s['throughput_rps']:,.0f} req/s, {human_bytes(s['throughput_bytes_per_s'])}/s"
     )
+    if s.get("time"):
+        print_time(s["time"])
+
+
+#: Per-client rows printed; the rest are summed up in one line (`--json`
+#: has them all).
+CLIENT_ROWS = 16
+
+
+def print_time(tm: dict[str, Any]) -> None:
+    """The time model's figures: load, throughput, latency percentiles, where
+    the time went, each station's load, and the clients."""
+    c = console()
+    clients = f", {tm['clients']:,} clients" if tm.get("clients") is not None else ""
+    c.print(
+        f"time model: {tm['load']} load{clients}; {tm['completed']:,} requests "
+        f"in {human_ns(tm['elapsed_ns'])}"
+    )
+    if tm["warmup_requests"]:
+        c.print(
+            f"warm-up (not counted): {tm['warmup_requests']:,} requests, "
+            f"{human_ns(tm['warmup_ns'])}"
+        )
+    c.print(
+        f"throughput {tm['throughput_rps']:,.0f} req/s, "
+        f"{human_bytes(tm['throughput_bytes_per_s'])}/s; "
+        f"mean in system {tm['mean_in_system']:.3g}"
+    )
+    lat = tm["latency_ns"]
+    # Two lines: six figures in one do not fit 80 columns.
+    for head, keys in (
+        ("latency", ("mean", "p50", "p90")),
+        ("tail latency", ("p99", "p999", "max")),
+    ):
+        c.print(head + " " + "  ".join(f"{k} {human_ns(lat[k])}" for k in keys))
+    total = tm["stack_ns"] + tm["queue_ns"] + tm["service_ns"]
+
+    def share(x: float) -> str:
+        return f"{human_ns(x)} ({100 * x / total:.0f}%)" if total > 0 else human_ns(x)
+
+    c.print(
+        f"per request: stack {share(tm['stack_ns'])}  queue {share(tm['queue_ns'])}  "
+        f"service {share(tm['service_ns'])}"
+    )
+    if tm["background_ops"] or tm["blocked_writes"]:
+        c.print(
+            f"background device operations {tm['background_ops']:,}; "
+            f"writes blocked on a full buffer {tm['blocked_writes']:,}"
+        )
+    t = Table(title="stations (queue and service: mean per request)", title_justify="left")
+    for col in ("station", "servers", "utilization", "mean queue", "ops", "queue", "service"):
+        t.add_column(col, justify="left" if col == "station" else "right")
+    for st in tm["stations"]:
+        u = st["utilization"]
+        t.add_row(
+            st["name"], "unlimited" if st["servers"] is None else f"{st['servers']:,}",
+            "" if u is None else f"{u:.3f}", f"{st['mean_queue']:.3g}", f"{st['ops']:,}",
+            human_ns(st["queue_ns"]), human_ns(st["service_ns"]),
+        )  # fmt: skip
+    c.print(t)
+    per = tm.get("per_client") or []
+    if len(per) > 1:
+        t = Table(title="clients", title_justify="left")
+        for col in ("client", "requests", "mean latency", "req/s"):
+            t.add_column(col, justify="right")
+        for r in per[:CLIENT_ROWS]:
+            t.add_row(
+                str(r["client"]), f"{r['requests']:,}", human_ns(r["mean_latency_ns"]),
+                f"{r['throughput_rps']:,.0f}",
+            )  # fmt: skip
+        c.print(t)
+        if len(per) > CLIENT_ROWS:
+            rest = per[CLIENT_ROWS:]
+            n = sum(r["requests"] for r in rest)
+            lat_sum = sum(r["mean_latency_ns"] * r["requests"] for r in rest)
+            c.print(
+                f"+ {len(rest):,} more clients (--json has each): {n:,} requests, "
+                f"{human_ns(lat_sum / n if n else 0.0)} mean, "
+                f"{sum(r['throughput_rps'] for r in rest):,.0f} req/s"
+            )
 
 
 def print_techs(techs: list[dict[str, Any]]) -> None:
