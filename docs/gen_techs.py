@@ -32,9 +32,15 @@ in `burst_ns`) for a medium whose datasheet gives page or burst reads.
 A config uses an entry by name (`tech = "NAND-SLC"`) and may add or change
 entries with `[techs.NAME]` ([config.md](config.md)). The timing model
 ([hierarchy.md](hierarchy.md)) uses the read and write latencies, the
-transfer model and the access unit; the wear figures (hierarchy.md, Wear)
-the access unit, the erase block and the endurance; the other figures are
-catalog data that no reported figure uses yet.
+transfer model and the access unit. A tier's area and cost
+([hierarchy.md](hierarchy.md#area-and-cost)) use the density (or the cell
+area in F² with the feature size), the price per Gbit and the share of good
+blocks. The wear figures ([hierarchy.md](hierarchy.md#wear)) use the access
+unit, the erase block and the endurance. Energy and power are catalog data
+no reported figure uses yet. A Gbit is 2^30 bits; a price holds for its year
+(`price_year`), and prices of different years are not comparable without
+adjusting. For a whole drive or module (the SSDs, `SCM-OPTANE`, `DCPMM`),
+endurance counts full writes over its warranty rather than cell cycles.
 """
 
 
@@ -72,7 +78,12 @@ def table(cols: list[tuple[str, str]], rows: list[dict[str, Any]]) -> list[str]:
         vals = []
         for _, key in cols:
             v = r.get(key)
-            vals.append(cell(v) if isinstance(v, str) else num(v))
+            if isinstance(v, str):
+                vals.append(cell(v))
+            elif key == "price_year" and v is not None:
+                vals.append(str(v))  # a year, not a quantity: no thousands separator
+            else:
+                vals.append(num(v))
         out.append("| " + " | ".join(vals) + " |")
     return out
 
@@ -97,17 +108,27 @@ def render(techs: list[dict[str, Any]]) -> str:
         ("erase block (B)", "erase_block_bytes"),
         ("read energy (pJ)", "energy_read_pj"),
         ("write energy (pJ)", "energy_write_pj"),
+        ("erase energy (pJ)", "energy_erase_pj"),
         ("active (mW/Gbit)", "active_mw_per_gbit"),
         ("idle (mW/Gbit)", "idle_mw_per_gbit"),
-        ("density (Gbit/cm²)", "density_gbit_cm2"),
-        ("price (US$/Gbit)", "price_usd_per_gbit"),
+        ("power-down (mW/Gbit)", "powerdown_mw_per_gbit"),
         ("endurance (cycles)", "endurance"),
+    ]
+    money = [
+        ("name", "name"),
+        ("density (Gbit/cm²)", "density_gbit_cm2"),
         ("cell area (F²)", "cell_area_f2"),
+        ("feature (nm)", "feature_nm"),
+        ("good blocks", "good_block_fraction"),
+        ("price (US$/Gbit)", "price_usd_per_gbit"),
+        ("price year", "price_year"),
     ]
     lines = [HEADER, "## Timing figures and sources", ""]
     lines += table(main, techs)
-    lines += ["", "## Other figures", ""]
+    lines += ["", "## Energy, power and endurance", ""]
     lines += table(other, techs)
+    lines += ["", "## Area and price", ""]
+    lines += table(money, techs)
     return "\n".join(lines) + "\n"
 
 

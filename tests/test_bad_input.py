@@ -283,6 +283,68 @@ def case_tech_with_two_transfer_models(tmp: Path) -> Bad:
     return _config_case(tmp, text, "techs.HDD.bandwidth_mb_s", "not both")
 
 
+def case_endurance_zero(tmp: Path) -> Bad:
+    text = GOOD_TIER + "\n[techs.NAND-SLC]\nendurance = 0\n"
+    return _config_case(tmp, text, "techs.NAND-SLC.endurance", "positive")
+
+
+def case_negative_power(tmp: Path) -> Bad:
+    text = GOOD_TIER + '\n[techs.MY-DRAM]\nbase = "DRAM-DDR2"\npowerdown_mw_per_gbit = -18\n'
+    return _config_case(tmp, text, "techs.MY-DRAM.powerdown_mw_per_gbit", "-18", "zero or")
+
+
+def case_negative_energy(tmp: Path) -> Bad:
+    text = GOOD_TIER + "\n[techs.NAND-SLC]\nenergy_erase_pj = -1\n"
+    return _config_case(tmp, text, "techs.NAND-SLC.energy_erase_pj", "zero or")
+
+
+def case_price_without_year(tmp: Path) -> Bad:
+    # A new price over a catalog entry would otherwise take the entry's year.
+    text = GOOD_TIER + "\n[techs.NAND-SLC]\nprice_usd_per_gbit = 0.03\n"
+    return _config_case(tmp, text, "techs.NAND-SLC.price_year", "without `price_year`")
+
+
+def case_good_block_fraction_above_one(tmp: Path) -> Bad:
+    text = GOOD_TIER + "\n[techs.NAND-SLC]\ngood_block_fraction = 1.2\n"
+    return _config_case(tmp, text, "techs.NAND-SLC.good_block_fraction", "at most 1")
+
+
+def case_model_h_of_one(tmp: Path) -> Bad:
+    from tierlab.models import memorage_lending
+
+    args = ["model", "memorage-lending", "--h", "1", "--tau-days", "1", "--cm-gb", "8"]
+    args += ["--bs-gb-per-day", "12", "--beta", "10"]
+    return Bad(
+        list(args),
+        lambda: memorage_lending(h=1, tau_days=1, cm_gb=8, bs_gb_per_day=12, beta=10),
+        ["memorage-lending: h = 1", "less than 1"],
+        tierlab.ModelError,
+    )
+
+
+def case_model_negative_ratio(tmp: Path) -> Bad:
+    from tierlab.models import breakeven_price
+
+    return Bad(
+        ["model", "breakeven-price", "--ratio", "-1.37"],
+        lambda: breakeven_price(-1.37),
+        ["breakeven-price: ratio = -1.37", "positive"],
+        tierlab.ModelError,
+    )
+
+
+def case_model_storage_not_slower(tmp: Path) -> Bad:
+    from tierlab.models import breakeven_hits
+
+    return Bad(
+        ["model", "breakeven-hits", "--cache-ns", "100", "--storage-ns", "100"]
+        + ["--cached-miss-ns", "200"],
+        lambda: breakeven_hits(100, 100, 200),
+        ["storage_ns = 100", "must exceed cache_ns"],
+        tierlab.ModelError,
+    )
+
+
 def case_new_tech_without_base(tmp: Path) -> Bad:
     text = GOOD_TIER + "\n[techs.MYSTERY]\nread_ns = 5\n"
     return _config_case(tmp, text, "techs.MYSTERY", "base")
@@ -306,8 +368,14 @@ def case_infinite_duration(tmp: Path) -> Bad:
 
 
 def case_bad_fill(tmp: Path) -> Bad:
+    # Not "lazy": that became a fill rule with the time model (S4's flash cache).
+    text = '[hierarchy]\nfill = "sideways"\n' + GOOD_TIER
+    return _config_case(tmp, text, "hierarchy.fill", "sideways", "inclusive", "exclusive", "lazy")
+
+
+def case_lazy_fill_one_tier(tmp: Path) -> Bad:
     text = '[hierarchy]\nfill = "lazy"\n' + GOOD_TIER
-    return _config_case(tmp, text, "hierarchy.fill", "lazy", "inclusive", "exclusive")
+    return _config_case(tmp, text, "hierarchy.fill", "at least two tiers")
 
 
 def case_no_tiers(tmp: Path) -> Bad:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import EXAMPLES, TINY_KEYS, TINY_REQUESTS, Ran
+from tierlab.models import MODELS
 
 EXAMPLE_CONFIGS = ["quickstart.toml", "s1-esdc.toml", "s2-extended-buffer-cache.toml"]
 
@@ -402,7 +403,10 @@ def test_bench_table(tierlab_cmd: Callable[..., Ran], oracle_trace: Path) -> Non
 
 def test_bench_json(cli: Callable[..., Ran], oracle_trace: Path) -> None:
     rows = json.loads(ok(cli("bench", oracle_trace, "--repeat", "1", "--json")).out)
-    assert [r["policy"] for r in rows] == ["lru", "fifo", "clock"]
+    # Each policy serial, then as a closed loop of 24 clients.
+    assert [(r["policy"], r["load"]) for r in rows] == [
+        (p, load) for p in ("lru", "fifo", "clock") for load in ("serial", "closed")
+    ]
     for r in rows:
         assert r["requests"] == TINY_REQUESTS
         assert 0.0 < r["miss_ratio"] <= 1.0
@@ -446,6 +450,8 @@ HELP = [
     ["export"],
     ["report"],
     ["reproduce"],
+    ["model"],
+    *[["model", name] for name in MODELS],
 ]
 
 

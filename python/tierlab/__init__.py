@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from tierlab._result import RunResult
     from tierlab._sweep import SweepReport, sweep
     from tierlab.api import mrc, simulate, techs, trace_convert, trace_generate, trace_stats
-    from tierlab.errors import ConfigError, StoreError, TierlabError, TraceError
+    from tierlab.errors import ConfigError, ModelError, StoreError, TierlabError, TraceError
     from tierlab.store import load
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "ConfigError",
     "TraceError",
     "StoreError",
+    "ModelError",
 ]
 
 # The public names are loaded on first use (PEP 562), so that the command
@@ -67,12 +68,14 @@ _LAZY = {
     "ConfigError": "tierlab.errors",
     "TraceError": "tierlab.errors",
     "StoreError": "tierlab.errors",
+    "ModelError": "tierlab.errors",
 }
 
 # Submodules the package used to import eagerly: `import tierlab` then
 # `tierlab.store.export(...)` kept working, so an attribute of that name
-# imports the submodule.
-_SUBMODULES = frozenset({"_core", "api", "config", "errors", "experiment", "store"})
+# imports the submodule; `tierlab.models` (the analytic models) is reached
+# the same way.
+_SUBMODULES = frozenset({"_core", "api", "config", "errors", "experiment", "models", "store"})
 
 
 def __getattr__(name: str) -> object:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
@@ -30,6 +31,21 @@ def human_ns(ns: float) -> str:
 
 def _cap(t: dict[str, Any], unit: bool) -> str:
     return f"{t['capacity']:,} obj" if unit else human_bytes(t["capacity"])
+
+
+def _usd(v: float | None) -> str:
+    """A price, or "-" when the catalog has none (or capacity counts objects)."""
+    return "-" if v is None else f"${v:,.4g}"
+
+
+def _area(r: dict[str, Any]) -> str:
+    """Die area; "(cells)" when it is the cell array only (from F^2 and the
+    feature size: no periphery), "-" when unknown."""
+    a = r.get("area_cm2")
+    if a is None:
+        return "-"
+    cells = " (cells)" if r.get("area_basis") == "cell-area" else ""
+    return f"{a:.4g} cm²{cells}"
 
 
 def print_run(s: dict[str, Any]) -> None:
@@ -67,6 +83,9 @@ def print_run(s: dict[str, Any]) -> None:
     row("demotions", lambda r: f"{r['demotions']:,}")
     row("bytes in", lambda r: human_bytes(r["bytes_in"]), human_bytes(b["bytes_written"]))
     row("bytes out", lambda r: human_bytes(r["bytes_out"]), human_bytes(b["bytes_read"]))
+    row("area", _area)
+    row("cost", lambda r: _usd(r.get("cost_usd")))
+    row("cost per usable Gbit", lambda r: _usd(r.get("cost_per_usable_gbit")))
     c.print(t)
     c.print(
         f"{s['fill']} hierarchy; requests {s['requests']:,} (reads {s['reads']:,}, "
@@ -80,6 +99,86 @@ def print_run(s: dict[str, Any]) -> None:
         f"simulated time {human_ns(s['total_time_ns'])}  throughput "
         f"{s['throughput_rps']:,.0f} req/s, {human_bytes(s['throughput_bytes_per_s'])}/s"
     )
+    if s.get("time"):
+        print_time(s["time"])
+
+
+#: Per-client rows printed; the rest are summed up in one line (`--json`
+#: has them all).
+CLIENT_ROWS = 16
+
+
+def print_time(tm: dict[str, Any]) -> None:
+    """The time model's figures: load, throughput, latency percentiles, where
+    the time went, each station's load, and the clients."""
+    c = console()
+    clients = f", {tm['clients']:,} clients" if tm.get("clients") is not None else ""
+    c.print(
+        f"time model: {tm['load']} load{clients}; {tm['completed']:,} requests "
+        f"in {human_ns(tm['elapsed_ns'])}"
+    )
+    if tm["warmup_requests"]:
+        c.print(
+            f"warm-up (not counted): {tm['warmup_requests']:,} requests, "
+            f"{human_ns(tm['warmup_ns'])}"
+        )
+    c.print(
+        f"throughput {tm['throughput_rps']:,.0f} req/s, "
+        f"{human_bytes(tm['throughput_bytes_per_s'])}/s; "
+        f"mean in system {tm['mean_in_system']:.3g}"
+    )
+    lat = tm["latency_ns"]
+    # Two lines: six figures in one do not fit 80 columns.
+    for head, keys in (
+        ("latency", ("mean", "p50", "p90")),
+        ("tail latency", ("p99", "p999", "max")),
+    ):
+        c.print(head + " " + "  ".join(f"{k} {human_ns(lat[k])}" for k in keys))
+    total = tm["stack_ns"] + tm["queue_ns"] + tm["service_ns"]
+
+    def share(x: float) -> str:
+        return f"{human_ns(x)} ({100 * x / total:.0f}%)" if total > 0 else human_ns(x)
+
+    c.print(
+        f"per request: stack {share(tm['stack_ns'])}  queue {share(tm['queue_ns'])}  "
+        f"service {share(tm['service_ns'])}"
+    )
+    if tm["background_ops"] or tm["blocked_writes"]:
+        c.print(
+            f"background device operations {tm['background_ops']:,}; "
+            f"writes blocked on a full buffer {tm['blocked_writes']:,}"
+        )
+    t = Table(title="stations (queue and service: mean per request)", title_justify="left")
+    for col in ("station", "servers", "utilization", "mean queue", "ops", "queue", "service"):
+        t.add_column(col, justify="left" if col == "station" else "right")
+    for st in tm["stations"]:
+        u = st["utilization"]
+        t.add_row(
+            st["name"], "unlimited" if st["servers"] is None else f"{st['servers']:,}",
+            "" if u is None else f"{u:.3f}", f"{st['mean_queue']:.3g}", f"{st['ops']:,}",
+            human_ns(st["queue_ns"]), human_ns(st["service_ns"]),
+        )  # fmt: skip
+    c.print(t)
+    per = tm.get("per_client") or []
+    if len(per) > 1:
+        t = Table(title="clients", title_justify="left")
+        for col in ("client", "requests", "mean latency", "req/s"):
+            t.add_column(col, justify="right")
+        for r in per[:CLIENT_ROWS]:
+            t.add_row(
+                str(r["client"]), f"{r['requests']:,}", human_ns(r["mean_latency_ns"]),
+                f"{r['throughput_rps']:,.0f}",
+            )  # fmt: skip
+        c.print(t)
+        if len(per) > CLIENT_ROWS:
+            rest = per[CLIENT_ROWS:]
+            n = sum(r["requests"] for r in rest)
+            lat_sum = sum(r["mean_latency_ns"] * r["requests"] for r in rest)
+            c.print(
+                f"+ {len(rest):,} more clients (--json has each): {n:,} requests, "
+                f"{human_ns(lat_sum / n if n else 0.0)} mean, "
+                f"{sum(r['throughput_rps'] for r in rest):,.0f} req/s"
+            )
 
 
 def print_techs(techs: list[dict[str, Any]]) -> None:
@@ -103,6 +202,43 @@ def print_techs(techs: list[dict[str, Any]]) -> None:
             opt(x.get("endurance"), "{:.0e}"), opt(x.get("price_usd_per_gbit"), "{:g}"),
         )  # fmt: skip
     c.print(t)
+    # Energy, power, area and price: the device figures (blank where no
+    # source gives one), short enough for 80 columns.
+    d = Table(
+        title="device figures: energy per read/write/erase (J), power per Gbit "
+        "active/idle/power-down (mW), density, cell area at feature size, good "
+        "blocks, price year",
+        title_justify="left",
+    )
+    d.add_column("name", no_wrap=True)
+    for col in ("J r/w/e", "mW a/i/pd", "Gb/cm²", "F²@nm", "good", "year"):
+        d.add_column(col, justify="right", no_wrap=True)
+
+    def joules(pj: float | None) -> str:
+        if pj is None:
+            return "-"
+        for unit, f in (("m", 1e9), ("µ", 1e6), ("n", 1e3), ("p", 1.0)):
+            if pj >= f:
+                return f"{pj / f:.3g}{unit}"
+        return f"{pj * 1e3:.3g}f"
+
+    def join(vs: list[Any], fmt: Callable[[Any], str]) -> str:
+        return "" if all(v is None for v in vs) else "/".join(fmt(v) for v in vs)
+
+    for x in techs:
+        f2 = x.get("cell_area_f2")
+        cell = "" if f2 is None else (f"{f2[0]:g}" if f2[0] == f2[1] else f"{f2[0]:g}-{f2[1]:g}")
+        if cell and x.get("feature_nm") is not None:
+            cell += f"@{x['feature_nm']:g}"
+        energy = [x.get(k) for k in ("energy_read_pj", "energy_write_pj", "energy_erase_pj")]
+        power = [x.get(k) for k in ("active_mw_per_gbit", "idle_mw_per_gbit",
+                                    "powerdown_mw_per_gbit")]  # fmt: skip
+        d.add_row(
+            x["name"], join(energy, joules), join(power, lambda v: opt(v, "{:.3g}") or "-"),
+            opt(x.get("density_gbit_cm2"), "{:g}"), cell,
+            opt(x.get("good_block_fraction"), "{:.2f}"), opt(x.get("price_year")),
+        )  # fmt: skip
+    c.print(d)
     c.print("sources:")
     for x in techs:
         c.print(f"  {x['name']}: {x['source']}")

@@ -25,7 +25,8 @@ class RunResult:
         ``tiers``, a list of per-tier dicts, fastest first; ``warnings``,
         the engine's lines about figures to distrust (a tier that refused
         objects larger than its capacity: ``rejected`` in its dict), which
-        ``tierlab run`` prints on stderr.
+        ``tierlab run`` prints on stderr; ``latency_ns`` and ``time``, the
+        time model's figures (null without one; see :attr:`time`).
     timeline_data
         One point every ``run.interval`` requests: ``requests``, and
         ``lookups`` (reads and writes), ``miss_ratio`` and ``amat_ns`` over
@@ -42,6 +43,50 @@ class RunResult:
         import pandas as pd
 
         return pd.DataFrame(self.summary["tiers"]).set_index("name")
+
+    @property
+    def time(self) -> dict[str, Any] | None:
+        """The time model's whole-run figures (``summary["time"]``: load,
+        elapsed_ns, throughput_rps, latency_ns, the stack_ns / queue_ns /
+        service_ns breakdown per request, ...), or None for a run without
+        a time model (no ``[load]``, ``[server]``, ``[stack]`` or device
+        keys)."""
+        t: dict[str, Any] | None = self.summary.get("time")
+        return t
+
+    @property
+    def latency(self) -> dict[str, float] | None:
+        """Request latency in ns: ``mean``, ``p50``, ``p90``, ``p99``,
+        ``p999``, ``max`` (``r.latency["p99"]``); None without a time model
+        (the serial sum of latencies has no distribution)."""
+        lat: dict[str, float] | None = self.summary.get("latency_ns")
+        return lat
+
+    @property
+    def stations(self) -> pd.DataFrame:
+        """Per station of the time model (each device, the CPU, the link),
+        indexed by its name: ``servers``, ``utilization``, ``busy_ns``,
+        ``mean_queue``, ``ops``, and per request ``queue_ns`` and
+        ``service_ns``: ``r.stations.loc["flash", "utilization"]``. Empty
+        without a time model."""
+        import pandas as pd
+
+        cols = ["servers", "utilization", "busy_ns", "mean_queue", "ops", "queue_ns", "service_ns"]
+        rows = (self.time or {}).get("stations") or []
+        df = pd.DataFrame(rows, columns=["name", *cols])
+        return df.set_index("name")
+
+    @property
+    def clients(self) -> pd.DataFrame:
+        """Per client of a closed or open load, indexed by the client
+        (its number, or the trace's pid with ``deal = "pid"``):
+        ``requests``, ``mean_latency_ns``, ``throughput_rps``. Empty
+        without a time model."""
+        import pandas as pd
+
+        cols = ["requests", "mean_latency_ns", "throughput_rps"]
+        rows = (self.time or {}).get("per_client") or []
+        return pd.DataFrame(rows, columns=["client", *cols]).set_index("client")
 
     @property
     def timeline(self) -> pd.DataFrame:

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 SweepProgress = Callable[[int, int, int], object]
 
 _UNKNOWN_METRIC = "experiment.metrics: "
+_PER_CLIENT = "time.per_client."
 
 
 @dataclass
@@ -87,7 +88,11 @@ def run_point(
         return {"status": "error", "error": "out of memory", "elapsed_s": time.perf_counter() - t0}
     flat = flatten(r.summary)
     if metrics is None:
-        kept: dict[str, Any] = flat
+        # Every whole-run figure (the time model's too: latency_ns.p99,
+        # time.queue_ns, time.stations.0.utilization, ...), but not one
+        # column set per client: a sweep over load.clients would grow the
+        # store by four columns per client. Name them in metrics to keep them.
+        kept: dict[str, Any] = {k: v for k, v in flat.items() if not k.startswith(_PER_CLIENT)}
     else:
         missing = [m for m in metrics if m not in flat]
         if missing:

@@ -3,7 +3,9 @@
 Speed claims are benchmarks, not tests: this reports the median of several
 runs of the whole simulation (engine only, trace memory-mapped; timed with
 ``time.perf_counter``). ``benches/vs_libcachesim.py`` in the repository puts
-these figures beside libCacheSim's on the same file.
+these figures beside libCacheSim's on the same file. Each policy also runs
+as a closed loop of 24 clients (the time model's event engine on top of the
+same hierarchy), beside its serial row.
 """
 
 from __future__ import annotations
@@ -53,47 +55,97 @@ def bench_config(trace: str, policy: str, capacity: str | int, tiers: int) -> di
     }
 
 
+#: Clients of the closed-loop row: S4's web server had 24 connections open.
+CLOSED_CLIENTS = 24
+
+
+def _timed(cfg: dict[str, Any], repeat: int) -> tuple[dict[str, Any], list[float]]:
+    times = []
+    summary: dict[str, Any] = {}
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        summary = simulate(cfg).summary
+        times.append(time.perf_counter() - t0)
+    return summary, times
+
+
 def run_bench(
-    trace: str, policies: list[str], capacity: str, tiers: int, repeat: int
+    trace: str,
+    policies: list[str],
+    capacity: str,
+    tiers: int,
+    repeat: int,
+    closed: int = CLOSED_CLIENTS,
 ) -> list[dict[str, Any]]:
+    """One row per policy in serial mode; with ``closed`` > 0, each followed
+    by the same hierarchy under ``[load] type = "closed"`` with that many
+    clients (the time model's event engine), with its speed relative to
+    the serial row (``vs_serial``: closed req/s over serial req/s)."""
     rows = []
     for policy in policies:
         cfg = bench_config(trace, policy, capacity, tiers)
-        times = []
-        summary: dict[str, Any] = {}
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            summary = simulate(cfg).summary
-            times.append(time.perf_counter() - t0)
-        med = statistics.median(times)
-        rows.append(
-            {
-                "policy": policy,
-                "tiers": tiers,
-                "requests": summary["requests"],
-                "miss_ratio": summary["miss_ratio"],
-                "capacity": [t["capacity"] for t in summary["tiers"]],
-                "median_s": med,
-                "median_rps": summary["requests"] / med,
-                "runs_s": times,
-            }
-        )
+        runs: list[tuple[str, int | None, dict[str, Any]]] = [("serial", None, cfg)]
+        if closed > 0:
+            runs.append(("closed", closed, {**cfg, "load": {"type": "closed", "clients": closed}}))
+        serial_rps = 0.0
+        for load, clients, c in runs:
+            summary, times = _timed(c, repeat)
+            med = statistics.median(times)
+            rps = summary["requests"] / med
+            if load == "serial":
+                serial_rps = rps
+            rows.append(
+                {
+                    "policy": policy,
+                    "tiers": tiers,
+                    "load": load,
+                    "clients": clients,
+                    "requests": summary["requests"],
+                    "miss_ratio": summary["miss_ratio"],
+                    "capacity": [t["capacity"] for t in summary["tiers"]],
+                    "median_s": med,
+                    "median_rps": rps,
+                    "vs_serial": rps / serial_rps,
+                    "runs_s": times,
+                }
+            )
     return rows
 
 
 def print_bench(trace: str, rows: list[dict[str, Any]]) -> None:
+    from rich import box
     from rich.table import Table
 
     from tierlab._format import console
 
-    t = Table(title=f"tierlab bench: {trace}", title_justify="left")
-    for col in ("policy", "tiers", "capacity (objects)", "requests", "miss ratio", "median s",
-                "median req/s"):  # fmt: skip
-        t.add_column(col, justify="left" if col == "policy" else "right")
+    # The trace, its length and the tier count are the same on every row:
+    # in the title, so that the rows fit 80 columns.
+    tiers = rows[0]["tiers"] if rows else 1
+    n = f" ({rows[0]['requests']:,} requests)" if rows else ""
+    t = Table(
+        title=f"tierlab bench: {trace}{n}, {tiers} tier{'s' if tiers > 1 else ''}, "
+        "capacities in objects, times: median",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    closed = any(r["load"] != "serial" for r in rows)
+    cols = ["policy", "load", "capacity", "miss ratio", "s", "req/s"] + (["ratio"] * closed)
+    for col in cols:
+        t.add_column(col, justify="left" if col in ("policy", "load") else "right", no_wrap=True)
     for r in rows:
-        t.add_row(
-            r["policy"], str(r["tiers"]), "/".join(f"{c:,}" for c in r["capacity"]),
-            f"{r['requests']:,}", f"{r['miss_ratio']:.6f}", f"{r['median_s']:.3f}",
-            f"{r['median_rps'] / 1e6:.2f}M",
-        )  # fmt: skip
+        serial = r["load"] == "serial"
+        cells = [
+            r["policy"], "serial" if serial else f"{r['load']} {r['clients']}",
+            "/".join(f"{c:,}" for c in r["capacity"]),
+            f"{r['miss_ratio']:.4f}", f"{r['median_s']:.3f}", f"{r['median_rps'] / 1e6:.2f}M",
+        ]  # fmt: skip
+        if closed:
+            cells.append("" if serial else f"{r['vs_serial']:.2f}x")
+        t.add_row(*cells)
     console().print(t)
+    if closed:
+        console().print(
+            'closed N: the same hierarchy under \\[load] type = "closed", clients = N '
+            "(the time model's event engine); ratio: its req/s over the serial row's"
+        )

@@ -2,7 +2,8 @@
 
 ``TierlabError`` is the base; ``ConfigError`` names a config key path,
 ``TraceError`` a trace file and the place in it, ``StoreError`` a results
-store that cannot be read or written. The CLI turns any of them into one
+store that cannot be read or written, ``ModelError`` an analytic model's
+parameter outside its domain. The CLI turns any of them into one
 line on stderr and exit code 2.
 """
 
@@ -13,4 +14,8 @@ class StoreError(TierlabError):
     """A results store (SQLite) that is missing, not tierlab's, or of another schema."""
 
 
-__all__ = ["TierlabError", "ConfigError", "TraceError", "StoreError"]
+class ModelError(TierlabError):
+    """An analytic model (``tierlab.models``) given a parameter outside its domain."""
+
+
+__all__ = ["TierlabError", "ConfigError", "TraceError", "StoreError", "ModelError"]

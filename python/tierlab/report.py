@@ -12,6 +12,8 @@ The plots are picked from the experiment's axes (docs/reports.md):
 - kept timelines: the miss ratio over time, one line per point, with the
   boundaries of successive PostMark runs when the workload has ``runs``
   (S2);
+- runs with a time model: throughput and p99 latency against the
+  ``load.clients`` axis (else the first axis);
 - any other sweep: each metric against the first axis.
 
 Every report also holds the table of all results.
@@ -278,6 +280,7 @@ def capacity_slowdown_section(
 
 _AXIS_LABELS = {
     "throughput_rps": "throughput (requests/s)",
+    "latency_ns.p99": "p99 latency (ns)",
     "miss_ratio": "miss ratio",
     "byte_miss_ratio": "byte miss ratio",
     "amat_ns": "mean access time (ns)",
@@ -549,6 +552,58 @@ def generic_section(
     return sec
 
 
+_P99 = "latency_ns.p99"
+_CLIENTS = "load.clients"
+
+
+def time_section(df: pd.DataFrame, axes: Sequence[str]) -> Section | None:
+    """Throughput and p99 latency against the swept axis (``load.clients``
+    when it is one; else the first), one line per combination of the
+    others: the knee where added clients stop adding throughput and start
+    adding waiting. None unless the runs had a time model and kept both."""
+    d = df[df["status"] == "ok"].copy()
+    if not axes or d.empty or _P99 not in d.columns or "throughput_rps" not in d.columns:
+        return None
+    if d[_P99].isna().all():
+        return None
+    x = _CLIENTS if _CLIENTS in axes else axes[0]
+    rest = [a for a in axes if a != x]
+    xs = _numeric(d[x])
+    d["_x"] = xs if xs is not None else d[x].astype(str)
+    fig, (a1, a2) = _figure(5.5, 4.0, ncols=2)
+    for combo, g in _combos(d, rest):
+        m = g.groupby("_x", sort=xs is not None)[["throughput_rps", _P99]].mean()
+        label = _where(combo) or None
+        a1.plot(list(m.index), list(m["throughput_rps"]), marker="o", ms=3, label=label)
+        a2.plot(list(m.index), list(m[_P99] / 1e3), marker="o", ms=3, label=label)
+    a1.set_ylabel(_axis_label("throughput_rps"))
+    a1.yaxis.set_major_formatter(_thousands())
+    a2.set_ylabel("p99 latency (us)")
+    for ax in (a1, a2):
+        ax.set_xlabel(x)
+        ax.grid(True, alpha=0.3)
+        if rest:
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    sec = Section(
+        f"Throughput and p99 latency against {x}",
+        "From the time model (docs/time.md): requests completed per second of "
+        "simulated time, and the 99th percentile of request latency.",
+    )
+    sec.figures.append(
+        Plot(
+            "throughput-p99",
+            fig,
+            f"Throughput and p99 latency against {x}"
+            + (f", one line per combination of {', '.join(rest)}" if rest else "")
+            + f" ({_count(len(d), 'run')}"
+            + (", mean over repetitions" if d["rep"].nunique() > 1 else "")
+            + ").",
+        )
+    )
+    return sec
+
+
 # --------------------------------------------------------------------------
 # writing
 # --------------------------------------------------------------------------
@@ -583,7 +638,11 @@ def build_sections(
         tl = timeline_section(store, name, axes)
         if tl is not None:
             sections.append(tl)
-    if not sections:
+    specific = bool(sections)
+    timed = time_section(df, axes)
+    if timed is not None:
+        sections.insert(0, timed)
+    if not specific:
         sections.append(generic_section(df, axes, counts=counts))
     return meta, df, sections
 

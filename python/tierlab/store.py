@@ -55,17 +55,23 @@ CREATE TABLE IF NOT EXISTS runs (
 """
 
 
-def flatten(summary: dict[str, Any]) -> dict[str, float | int]:
+def flatten(summary: dict[str, Any]) -> dict[str, float | int | None]:
     """Every numeric field of a run summary under a dotted path:
-    ``miss_ratio``, ``backing.reads``, ``tiers.0.hits``.
+    ``miss_ratio``, ``backing.reads``, ``tiers.0.hits``. A figure the run
+    cannot give (null: a tier's ``cost_usd`` when the catalog has no price,
+    or any area or cost when capacities count objects) is kept as None, so
+    that a sweep asking for it stores "unknown" rather than failing.
 
-    >>> flatten({"requests": 4, "fill": "exclusive", "tiers": [{"hits": 3}]})
-    {'requests': 4, 'tiers.0.hits': 3}
+    >>> flatten({"requests": 4, "fill": "exclusive", "tiers": [{"hits": 3, "cost_usd": None}]})
+    {'requests': 4, 'tiers.0.hits': 3, 'tiers.0.cost_usd': None}
     """
-    out: dict[str, float | int] = {}
+    out: dict[str, float | int | None] = {}
 
     def walk(prefix: str, v: Any) -> None:
-        if isinstance(v, bool) or v is None or isinstance(v, str):
+        if v is None:
+            out[prefix] = None
+            return
+        if isinstance(v, bool) or isinstance(v, str):
             return
         if isinstance(v, int | float):
             out[prefix] = v

@@ -49,6 +49,34 @@ pub struct Config {
     pub techs: BTreeMap<String, TechOverride>,
     #[serde(default)]
     pub run: RunConfig,
+    /// How requests arrive (time/): absent, serial.
+    pub load: Option<crate::time::config::LoadConfig>,
+    /// The CPU station and network link (time/).
+    pub server: Option<crate::time::config::ServerConfig>,
+    /// Software-stack costs (time/stack.rs).
+    pub stack: Option<crate::time::stack::StackConfig>,
+}
+
+/// `[hierarchy] fill`: the cache layer's rule, or S4's lazy flash cache,
+/// which fills as inclusive and writes into lower tiers through their
+/// write-back buffers (a time-layer matter).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum FillRule {
+    Inclusive,
+    #[default]
+    Exclusive,
+    Lazy,
+}
+
+impl FillRule {
+    /// What the cache layer does.
+    pub fn cache(self) -> Fill {
+        match self {
+            FillRule::Inclusive | FillRule::Lazy => Fill::Inclusive,
+            FillRule::Exclusive => Fill::Exclusive,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
@@ -63,7 +91,7 @@ pub enum WritePolicy {
 #[serde(deny_unknown_fields)]
 pub struct HierarchyConfig {
     #[serde(default)]
-    pub fill: Fill,
+    pub fill: FillRule,
     /// Default write policy of every tier.
     #[serde(default)]
     pub write: WritePolicy,
@@ -90,6 +118,38 @@ pub struct TierConfig {
     pub overhead: Nanos,
     pub write: Option<WritePolicy>,
     pub flush_interval: Option<Nanos>,
+    /// The device this tier is to the time layer (time/config.rs).
+    pub channels: Option<u64>,
+    #[serde(default)]
+    pub service: crate::time::config::Service,
+    #[serde(default)]
+    pub reads_first: bool,
+    #[serde(default)]
+    pub read_while_write: bool,
+    pub lazy_writeback: Option<crate::time::config::LazyConfig>,
+    /// Memory copies per transfer between main memory and this tier, at
+    /// `[stack]`'s copy bandwidth (S1: copy_to_user and a bounce buffer).
+    #[serde(default)]
+    pub copies: u32,
+    /// The tier's memory is mapped uncached: its copies run at
+    /// `stack.uncached_copy_mb_s`.
+    #[serde(default)]
+    pub uncached: bool,
+}
+
+impl TierConfig {
+    pub fn device(&self) -> crate::time::config::DeviceKeys {
+        crate::time::config::DeviceKeys {
+            channels: self.channels,
+            service: self.service,
+            reads_first: self.reads_first,
+            read_while_write: self.read_while_write,
+            lazy_writeback: self.lazy_writeback.as_ref().map(|l| match l.size {
+                Size::Absolute(b) => b,
+                Size::Percent(_) => 0,
+            }),
+        }
+    }
 }
 
 fn one() -> f64 {
@@ -103,6 +163,27 @@ pub struct BackingConfig {
     pub tech: String,
     #[serde(default)]
     pub overhead: Nanos,
+    pub channels: Option<u64>,
+    #[serde(default)]
+    pub service: crate::time::config::Service,
+    #[serde(default)]
+    pub reads_first: bool,
+    #[serde(default)]
+    pub read_while_write: bool,
+    /// Refused with a message (a buffer belongs to a tier).
+    pub lazy_writeback: Option<crate::time::config::LazyConfig>,
+}
+
+impl BackingConfig {
+    pub fn device(&self) -> crate::time::config::DeviceKeys {
+        crate::time::config::DeviceKeys {
+            channels: self.channels,
+            service: self.service,
+            reads_first: self.reads_first,
+            read_while_write: self.read_while_write,
+            lazy_writeback: None,
+        }
+    }
 }
 
 fn hdd() -> String {
@@ -114,6 +195,11 @@ impl Default for BackingConfig {
         BackingConfig {
             tech: hdd(),
             overhead: Nanos(0.0),
+            channels: None,
+            service: Default::default(),
+            reads_first: false,
+            read_while_write: false,
+            lazy_writeback: None,
         }
     }
 }
@@ -127,6 +213,11 @@ pub struct RunConfig {
     pub compute: Nanos,
     /// Stop after this many requests (all when absent).
     pub max_requests: Option<u64>,
+    /// Requests, share, simulated time or passes after which every
+    /// output starts counting (the cache keeps its state).
+    pub warmup: Option<crate::time::config::Warmup>,
+    /// Times the workload is run in a row, the cache kept between runs.
+    pub passes: u64,
 }
 
 impl Default for RunConfig {
@@ -135,6 +226,8 @@ impl Default for RunConfig {
             interval: 100_000,
             compute: Nanos(0.0),
             max_requests: None,
+            warmup: None,
+            passes: 1,
         }
     }
 }
@@ -324,6 +417,28 @@ impl Config {
         if let Some(w) = &self.workload {
             w.source()?;
         }
+        for (i, t) in self.tiers.iter().enumerate() {
+            if let Some(l) = &t.lazy_writeback {
+                let p = format!("tier[{i}].lazy_writeback.size");
+                let unit = cat.get(&t.tech).map(|x| x.access_unit.max(1)).unwrap_or(1) as u64;
+                match l.size {
+                    Size::Percent(_) => {
+                        return Err(ConfigError::at(
+                            p,
+                            "must be an absolute size such as \"4MiB\"",
+                        ))
+                    }
+                    Size::Absolute(b) if b < unit => {
+                        return Err(ConfigError::at(
+                            p,
+                            format!("{b} B is smaller than one page of {} ({unit} B)", t.tech),
+                        ))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        crate::time::validate(self)?;
         Ok(())
     }
 
@@ -425,9 +540,9 @@ policy = { type = "clock", bits = 2 }
         assert_eq!(e, "tier[0].capacity: must be greater than zero");
         let e = err(&OK.replace("capacity = \"1MiB\"", "capacity = -5"));
         assert!(e.starts_with("tier[0].capacity: -5 is negative"), "{e}");
-        let e = err(&OK.replace("tech = \"NAND-SLC\"", "tech = \"NAND-QLC\""));
+        let e = err(&OK.replace("tech = \"NAND-SLC\"", "tech = \"NAND-PLC\""));
         assert!(
-            e.starts_with("tier[1].tech: unknown technology \"NAND-QLC\"; known: "),
+            e.starts_with("tier[1].tech: unknown technology \"NAND-PLC\"; known: "),
             "{e}"
         );
         let e = err(&OK.replace("alpha = 1.0", "alpha = 1.0\ncolour = 3"));

@@ -7,7 +7,13 @@
 //! tier's software overhead (S3 measures 21.6 us minor / 58.6 us major fault
 //! paths; S5 shows such overheads decide whether caching pays). Every access
 //! is on the request's critical path: no overlap between tiers is modelled,
-//! as in S1's emulator, whose page copies are synchronous.
+//! as in S1's emulator, whose page copies are synchronous (the time layer,
+//! time/, queues these same charges on devices when a load is configured).
+//!
+//! Every charge is a whole number of nanoseconds (rounded to the nearest):
+//! sums of them are then exact in any order, so a run's times do not
+//! depend on how its accesses are added up, and a closed-loop run of one
+//! client adds up to exactly the serial run's figures.
 
 use crate::tech::Technology;
 
@@ -19,6 +25,9 @@ pub struct AccessCost {
     /// Nanoseconds per byte moved.
     ns_per_byte: f64,
     unit: u64,
+    /// The software overhead inside the fixed parts (whole ns): the time
+    /// layer counts it as stack time, not device time.
+    overhead: f64,
     /// `!(unit - 1)` when the unit is a power of two (every catalog unit
     /// is), else 0: decided once here, not at each of a run's accesses.
     pow2_mask: u64,
@@ -43,7 +52,9 @@ impl AccessCost {
             (bw, _, _) => (bw.map_or(0.0, |mb| 1e3 / mb), unit),
         };
         let ns_per_byte = ns_per_byte * slowdown;
+        let overhead_ns = whole(overhead_ns);
         AccessCost {
+            overhead: overhead_ns,
             pow2_mask: if unit.is_power_of_two() {
                 !(unit - 1)
             } else {
@@ -86,13 +97,40 @@ impl AccessCost {
 
     #[inline(always)]
     pub fn read(&self, size: u32) -> f64 {
-        self.read_fixed + self.transfer(size)
+        whole(self.read_fixed + self.transfer(size))
     }
 
     #[inline(always)]
     pub fn write(&self, size: u32) -> f64 {
-        self.write_fixed + self.transfer(size)
+        whole(self.write_fixed + self.transfer(size))
     }
+
+    /// The software overhead in every charge (ns).
+    pub fn overhead(&self) -> f64 {
+        self.overhead
+    }
+}
+
+/// 1.5 x 2^52: a float this large has no fraction bits, so adding it
+/// rounds to a whole number (to nearest, ties to even).
+const ROUND: f64 = 6_755_399_441_055_744.0;
+
+/// `ns` rounded to the nearest whole nanosecond. Two additions: the
+/// baseline x86-64 target has no rounding instruction (`f64::round` is a
+/// call to libm), and Rust's float-to-integer casts saturate (a compare and
+/// moves each); exact for charges from 0 to 2^51 ns (26 days).
+#[inline(always)]
+pub fn whole(ns: f64) -> f64 {
+    (ns + ROUND) - ROUND
+}
+
+/// `ns` (0 to 2^52) rounded to the nearest whole nanosecond, as an
+/// integer: the bits of `ns + 2^52` hold it in their mantissa.
+#[inline(always)]
+pub fn whole_u64(ns: f64) -> u64 {
+    const TWO52: f64 = 4_503_599_627_370_496.0;
+    debug_assert!((0.0..TWO52).contains(&ns), "{ns} ns out of range");
+    (ns + TWO52).to_bits() - TWO52.to_bits()
 }
 
 fn gcd(a: u64, b: u64) -> u64 {
@@ -131,6 +169,21 @@ mod tests {
         assert!((nor.read(1) - (200.0 + 475.0)).abs() < 1e-6);
         let fram = AccessCost::new(c.get("FRAM").unwrap(), 2.0, 0.0);
         assert!((fram.read(3) - 2.0 * (55.0 + 2.0 * 25.0)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn rounding_to_whole_ns() {
+        for (x, w) in [
+            (0.0, 0.0),
+            (0.4, 0.0),
+            (0.6, 1.0),
+            (106_919.7, 106_920.0),
+            (7447.27, 7447.0),
+        ] {
+            assert_eq!(whole(x), w, "{x}");
+            assert_eq!(whole_u64(x), w as u64, "{x}");
+        }
+        assert_eq!(whole_u64(8.5e12), 8_500_000_000_000);
     }
 
     #[test]

@@ -38,6 +38,7 @@
 //! path against the per-tier one request by request.
 
 mod lean;
+pub mod ops;
 mod segments;
 
 use crate::cost::AccessCost;
@@ -45,6 +46,7 @@ use crate::index::SlotIndex;
 use crate::policy::Policy;
 use crate::request::{Op, Request};
 use crate::tier::{Store, Tier, Victim};
+use ops::{OpKind, OpLog};
 use segments::Segments;
 use serde::{Deserialize, Serialize};
 
@@ -158,6 +160,9 @@ pub struct Hierarchy {
     path: Path,
     /// The tiers' order as one list: there unless the path is `PerTier`.
     segments: Option<Segments>,
+    /// The device operations of the current request, for the time layer
+    /// (off in serial runs).
+    pub ops: OpLog,
 }
 
 /// Whether a placement asks the tier's admission policy first, or places an
@@ -205,6 +210,17 @@ impl Hierarchy {
             pending: Vec::with_capacity(16),
             path,
             segments,
+            ops: OpLog::default(),
+        }
+    }
+
+    /// Starts every counter over (the end of a warm-up); the tiers keep
+    /// what they hold, the clock and flush schedule run on.
+    pub fn reset_counters(&mut self) {
+        self.totals = Totals::default();
+        self.backing = BackingCounters::default();
+        for t in &mut self.tiers {
+            t.c = Default::default();
         }
     }
 
@@ -432,7 +448,9 @@ impl Hierarchy {
         let mut lat;
         if level < n {
             let t = &mut self.tiers[level];
-            lat = t.cost.read(req.size);
+            lat = self
+                .ops
+                .note(level, OpKind::Read, req.size, t.cost.read(req.size));
             t.c.reads += 1;
             t.c.bytes_out += req.size as u64;
             if level == 0 {
@@ -468,7 +486,12 @@ impl Hierarchy {
                             _ => self.insert_at(0, Some(slot), &up, dirty, Admit::Already),
                         };
                         debug_assert!(placed);
-                        lat += self.tiers[0].cost.write(stored);
+                        lat += self.ops.note(
+                            0,
+                            OpKind::Write,
+                            stored,
+                            self.tiers[0].cost.write(stored),
+                        );
                     }
                 }
                 Fill::Inclusive => {
@@ -479,7 +502,9 @@ impl Hierarchy {
                 }
             }
         } else {
-            lat = self.backing_cost.read(req.size);
+            lat = self
+                .ops
+                .note(n, OpKind::Read, req.size, self.backing_cost.read(req.size));
             self.backing.reads += 1;
             self.backing.bytes_read += req.size as u64;
             match (self.fill, self.path) {
@@ -518,7 +543,9 @@ impl Hierarchy {
                 lat += self.place(0, req, wb, Admit::Already);
             } else {
                 let t = &mut self.tiers[0];
-                lat += t.cost.write(req.size);
+                lat += self
+                    .ops
+                    .note(0, OpKind::Write, req.size, t.cost.write(req.size));
                 t.c.writes += 1;
                 t.c.bytes_in += req.size as u64;
                 t.c.pages_programmed += t.pages.of(req.size);
@@ -549,7 +576,12 @@ impl Hierarchy {
         if !self.insert_at(j, None, req, dirty, admit) {
             return 0.0;
         }
-        self.tiers[j].cost.write(req.size)
+        self.ops.note(
+            j,
+            OpKind::Write,
+            req.size,
+            self.tiers[j].cost.write(req.size),
+        )
     }
 
     /// Inserts into tier `j` unless its admission policy refuses the object
@@ -649,9 +681,10 @@ impl Hierarchy {
             let t = &mut self.tiers[j];
             let st = &mut self.stores[j];
             let wb = t.write_back;
-            lat += t.cost.write(size);
+            let w = t.cost.write(size);
             let held = t.lookup(st, key);
             if let Some(s) = held.filter(|&s| st.size_of(s) == size) {
+                lat += self.ops.note(j, OpKind::Write, size, w);
                 t.c.writes += 1;
                 t.c.bytes_in += size as u64;
                 t.c.pages_programmed += t.pages.of(size);
@@ -673,11 +706,10 @@ impl Hierarchy {
                     ..Default::default()
                 };
                 if self.insert_at(j, None, &r, wb, Admit::Ask) {
+                    lat += self.ops.note(j, OpKind::Write, size, w);
                     if wb {
                         return lat;
                     }
-                } else {
-                    lat -= self.tiers[j].cost.write(size);
                 }
             }
             j += 1;
@@ -686,7 +718,13 @@ impl Hierarchy {
     }
 
     fn backing_write(&mut self, size: u32) -> f64 {
-        write_backing(&mut self.backing, &self.backing_cost, size)
+        write_backing(
+            &mut self.backing,
+            &self.backing_cost,
+            &mut self.ops,
+            self.tiers.len(),
+            size,
+        )
     }
 
     /// Moves evicted entries down until nothing is pending, in eviction order.
@@ -718,6 +756,7 @@ impl Hierarchy {
                 &mut self.tiers,
                 &mut self.backing,
                 &self.backing_cost,
+                &mut self.ops,
                 j,
                 &v,
                 &mut lat,
@@ -729,6 +768,7 @@ impl Hierarchy {
                 size,
                 op: Op::Read,
                 time,
+                pid: 0,
                 next_access: -1,
             };
             let placed = if LEAN {
@@ -747,7 +787,12 @@ impl Hierarchy {
                 self.insert_at_as::<SEG>(j + 1, v.kept_slot(), &r, keep_dirty)
             };
             if placed {
-                lat += self.tiers[j + 1].cost.write(size);
+                lat += self.ops.note(
+                    j + 1,
+                    OpKind::Write,
+                    size,
+                    self.tiers[j + 1].cost.write(size),
+                );
             } else {
                 self.stores[0].discard(&v);
                 if let (Some(g), Some(s)) = (self.segments.as_mut(), v.kept_slot()) {
@@ -803,6 +848,7 @@ impl Hierarchy {
     fn flush(&mut self, req: &Request) {
         let now = self.clock_ns;
         let mut lat = 0.0;
+        self.ops.set_background(true);
         for j in 0..self.tiers.len() {
             if now < self.flush_due[j] {
                 continue;
@@ -825,6 +871,7 @@ impl Hierarchy {
         if !self.pending.is_empty() {
             lat += self.settle(req);
         }
+        self.ops.set_background(false);
         self.totals.flush_time_ns += lat;
         self.next_flush = self.flush_due.iter().copied().fold(f64::INFINITY, f64::min);
     }
@@ -842,6 +889,7 @@ fn leave_tier(
     tiers: &mut [Tier],
     backing: &mut BackingCounters,
     backing_cost: &AccessCost,
+    ops: &mut OpLog,
     j: usize,
     v: &Victim,
     lat: &mut f64,
@@ -852,7 +900,8 @@ fn leave_tier(
         up.c.writebacks += 1;
     }
     let Some(below) = tiers.get_mut(j + 1) else {
-        *lat += write_backing(backing, backing_cost, v.size);
+        let n = tiers.len();
+        *lat += write_backing(backing, backing_cost, ops, n, v.size);
         return None;
     };
     below.c.demotions += 1;
@@ -863,8 +912,14 @@ fn leave_tier(
 /// Apart from `Hierarchy` for callers that hold other fields of it borrowed
 /// (lean.rs).
 #[inline(always)]
-fn write_backing(c: &mut BackingCounters, cost: &AccessCost, size: u32) -> f64 {
+fn write_backing(
+    c: &mut BackingCounters,
+    cost: &AccessCost,
+    ops: &mut OpLog,
+    dev: usize,
+    size: u32,
+) -> f64 {
     c.writes += 1;
     c.bytes_written += size as u64;
-    cost.write(size)
+    ops.note(dev, OpKind::Write, size, cost.write(size))
 }

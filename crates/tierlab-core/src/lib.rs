@@ -25,6 +25,7 @@ pub mod stats;
 pub mod synth;
 pub mod tech;
 pub mod tier;
+pub mod time;
 pub mod trace;
 pub mod units;
 pub mod workloads;

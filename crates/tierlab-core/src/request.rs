@@ -21,6 +21,11 @@ pub struct Request {
     /// Object size in bytes.
     pub size: u32,
     pub op: Op,
+    /// The process or client that issued it, 0 when the source names none
+    /// (strace's pid, a CSV `pid` column, a multiprogram workload's
+    /// program). The time layer deals requests to clients by it; the
+    /// virtual-memory layer gives each its own address space.
+    pub pid: u32,
     /// Index of the next request to the same key, -1 when there is none
     /// (oracleGeneral's next-access virtual time; used by Belady).
     pub next_access: i64,
@@ -33,6 +38,7 @@ impl Request {
             key,
             size,
             op: Op::Read,
+            pid: 0,
             next_access: -1,
         }
     }
@@ -42,6 +48,7 @@ impl Request {
             key,
             size,
             op: Op::Write,
+            pid: 0,
             next_access: -1,
         }
     }

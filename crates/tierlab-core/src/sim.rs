@@ -232,6 +232,7 @@ pub fn build_hierarchy(
             policy: t.policy.name().into(),
             admission: t.admission.name().into(),
             medium: tech.clone(),
+            area_cost: crate::device::area_cost(tech, capacity, unit_size),
         });
         let every = t
             .flush_interval
@@ -243,23 +244,88 @@ pub fn build_hierarchy(
         .get(&cfg.backing.tech)
         .map_err(|e| ConfigError::at("backing.tech", e.to_string()))?;
     let backing_cost = AccessCost::new(backing, 1.0, cfg.backing.overhead.0);
-    let fill: Fill = cfg.hierarchy.fill;
+    let fill: Fill = cfg.hierarchy.fill.cache();
     Ok((
         Hierarchy::new(tiers, fill, backing_cost, flush, cfg.run.compute.0),
         meta,
     ))
 }
 
-/// The timeline's bookkeeping: a point every `interval` requests.
+/// Requests in one pass over the setup's workload, read when the source
+/// cannot say (a warm-up given as a share of a text trace).
+fn count_requests(run: &RunSetup, progress: impl Progress) -> Result<u64, Error> {
+    let mut n = 0u64;
+    pass(&run.source, progress, |b| {
+        n += b.len() as u64;
+        Ok::<(), TraceError>(())
+    })?;
+    Ok(n.min(run.max_requests))
+}
+
+/// The timeline's bookkeeping: a point every `interval` requests; and the
+/// serial loop's warm-up, which falls due on a countdown of its own.
 struct Recorder {
     interval: u64,
     countdown: u64,
     timeline: Timeline,
     /// Lookups, misses and access time at the last point.
     mark: (u64, u64, f64),
+    /// Requests (since the run began) after which counting starts; 0: none
+    /// left to wait for.
+    warmup: u64,
+    /// Requests run before the counters started over.
+    warmed_at: u64,
 }
 
 impl Recorder {
+    fn new(interval: u64, warmup: u64) -> Self {
+        Recorder {
+            interval,
+            countdown: if warmup > 0 {
+                interval.min(warmup)
+            } else {
+                interval
+            },
+            timeline: Timeline::default(),
+            mark: (0, 0, 0.0),
+            warmup,
+            warmed_at: 0,
+        }
+    }
+
+    /// The counters started over: so does the timeline.
+    fn restart(&mut self, warmed_at: u64) {
+        self.warmup = 0;
+        self.warmed_at = warmed_at;
+        self.timeline = Timeline::default();
+        self.mark = (0, 0, 0.0);
+        self.countdown = self.interval;
+    }
+
+    /// The serial loop's countdown ran out: the warm-up's end, a point of
+    /// the timeline, or both.
+    #[cold]
+    fn tick(&mut self, h: &mut Hierarchy) {
+        if self.warmup > 0 && h.totals.requests >= self.warmup {
+            let at = h.totals.requests;
+            h.reset_counters();
+            self.restart(at);
+            return;
+        }
+        self.record(&h.totals);
+        if self.warmup > 0 {
+            self.countdown = self.countdown.min(self.warmup - h.totals.requests);
+        }
+    }
+
+    /// The timed loop's check, after each stretch of events.
+    fn maybe_record(&mut self, t: &crate::hierarchy::Totals) {
+        let next = self.mark.0 + self.interval;
+        if t.reads + t.writes >= next {
+            self.record(t);
+        }
+    }
+
     #[cold]
     fn record(&mut self, t: &crate::hierarchy::Totals) {
         self.countdown = self.interval;
@@ -291,6 +357,28 @@ pub struct Simulation {
     describe: String,
     unit_size: bool,
     rec: Recorder,
+    /// The setup, to run the workload again (`run.passes`).
+    setup: RunSetup,
+    passes_left: u64,
+    /// Warm-up by passes: counting starts with this pass (1-based).
+    count_from_pass: u64,
+    pass: u64,
+    /// Malformed records passed over in the passes before this one.
+    skipped_before: u64,
+    timed: Option<Timed>,
+}
+
+/// The event engine of a run with a time model (time/).
+struct Timed {
+    engine: crate::time::engine::Engine,
+    load: &'static str,
+    clients: Option<u32>,
+    by_pid: bool,
+    /// Requests read from the trace, not yet handed to the engine.
+    buf: Vec<Request>,
+    pos: usize,
+    fed: u64,
+    done: bool,
 }
 
 impl Simulation {
@@ -302,9 +390,95 @@ impl Simulation {
     /// read (the footprint for capacities given as a share, next-access
     /// times for Belady); false from it stops them.
     pub fn with_progress(cfg: &Config, mut progress: impl Progress) -> Result<Self, Error> {
+        use crate::time::config::Warmup;
         let run = RunSetup::new(cfg, &[], &mut progress)?;
-        let (h, meta) = build_hierarchy(cfg, run.footprint, run.unit_size, run.seed)?;
+        let (mut h, meta) = build_hierarchy(cfg, run.footprint, run.unit_size, run.seed)?;
         let batches = run.open(BATCH, &mut progress)?;
+        let passes = cfg.run.passes.max(1);
+        // The warm-up in requests, when it is a count or a share.
+        let warmup = match cfg.run.warmup {
+            None | Some(Warmup::Passes(_)) | Some(Warmup::Duration(_)) => 0,
+            Some(Warmup::Requests(n)) => n,
+            Some(Warmup::Share(f)) => {
+                let per_pass = match batches.len_hint() {
+                    Some(n) => n.min(run.max_requests),
+                    None => count_requests(&run, &mut progress)?,
+                };
+                (f * (per_pass * passes) as f64).round() as u64
+            }
+        };
+        let per_pass = batches.len_hint().map(|n| n.min(run.max_requests));
+        if let (Some(n), Some(Warmup::Requests(_) | Warmup::Share(_))) = (per_pass, cfg.run.warmup)
+        {
+            if warmup >= n * passes {
+                return Err(ConfigError::at(
+                    "run.warmup",
+                    format!(
+                        "{warmup} requests of warm-up are the whole run ({} requests): nothing would be counted",
+                        n * passes
+                    ),
+                )
+                .into());
+            }
+        }
+        let count_from_pass = match cfg.run.warmup {
+            Some(Warmup::Passes(k)) => k + 1,
+            _ => 1,
+        };
+        let timed = if crate::time::configured(cfg) {
+            let model = crate::time::model(cfg, run.seed)?;
+            let (load, clients, by_pid) = match &model.load {
+                crate::time::engine::Load::Closed {
+                    clients, by_pid, ..
+                } => (
+                    match cfg.load.as_ref().map(|l| l.kind) {
+                        Some(crate::time::config::LoadType::Closed) => "closed",
+                        _ => "serial",
+                    },
+                    (!by_pid).then_some(*clients),
+                    *by_pid,
+                ),
+                crate::time::engine::Load::Open { .. } => ("open", None, false),
+            };
+            if load == "open"
+                && cfg.load.as_ref().is_some_and(|l| l.rate.is_none())
+                && !crate::time::has_timestamps(&run.source)
+            {
+                return Err(ConfigError::at(
+                    "load.rate",
+                    format!(
+                        "required: {} has no timestamps to arrive at; give a Poisson rate (arrivals per second)",
+                        batches.describe()
+                    ),
+                )
+                .into());
+            }
+            h.ops.enable();
+            let mut engine = crate::time::engine::Engine::new(model);
+            engine.warmup_requests = warmup;
+            engine.warmup_pending = warmup > 0
+                || matches!(
+                    cfg.run.warmup,
+                    Some(Warmup::Duration(_)) | Some(Warmup::Passes(_))
+                );
+            engine.warmup_ns = match cfg.run.warmup {
+                Some(Warmup::Duration(d)) => Some(crate::cost::whole(d.0) as u64),
+                _ => None,
+            };
+            engine.start();
+            Some(Timed {
+                engine,
+                load,
+                clients,
+                by_pid,
+                buf: Vec::with_capacity(BATCH),
+                pos: 0,
+                fed: 0,
+                done: false,
+            })
+        } else {
+            None
+        };
         Ok(Simulation {
             h,
             meta,
@@ -312,34 +486,75 @@ impl Simulation {
             describe: batches.describe(),
             batches,
             unit_size: run.unit_size,
-            rec: Recorder {
-                interval: cfg.run.interval,
-                countdown: cfg.run.interval,
-                timeline: Timeline::default(),
-                mark: (0, 0, 0.0),
-            },
+            rec: Recorder::new(cfg.run.interval, if timed.is_some() { 0 } else { warmup }),
+            setup: run,
+            passes_left: passes - 1,
+            count_from_pass,
+            pass: 1,
+            skipped_before: 0,
+            timed,
         })
+    }
+
+    /// The next pass over the workload (`run.passes`), if any is left: the
+    /// stream opened again, the cache as it is. A warm-up of whole passes
+    /// ends here.
+    fn next_pass(&mut self) -> Result<bool, Error> {
+        if self.passes_left == 0 {
+            return Ok(false);
+        }
+        self.passes_left -= 1;
+        self.pass += 1;
+        let skipped = self.batches.skipped();
+        self.batches = self.setup.open(BATCH, |_| true)?;
+        self.skipped_before += skipped;
+        if self.pass == self.count_from_pass {
+            match &mut self.timed {
+                // Counting starts with the first request of this pass.
+                Some(t) => t.engine.warmup_requests = t.fed,
+                None => {
+                    let at = self.h.totals.requests;
+                    self.h.reset_counters();
+                    self.rec.restart(at);
+                }
+            }
+        }
+        Ok(true)
     }
 
     /// Total requests, when known.
     pub fn len_hint(&self) -> Option<u64> {
-        self.batches.len_hint()
+        let per_pass = self.batches.len_hint()?.min(self.setup.max_requests);
+        Some(per_pass * (self.pass + self.passes_left))
     }
 
+    /// Requests run so far (over every pass, the warm-up included).
     pub fn processed(&self) -> u64 {
-        self.h.totals.requests
+        match &self.timed {
+            Some(t) => t.engine.issued,
+            None => self.rec.warmed_at + self.h.totals.requests,
+        }
     }
 
     pub fn is_done(&self) -> bool {
-        self.batches.is_done()
+        match &self.timed {
+            Some(t) => t.done,
+            None => self.batches.is_done() && self.passes_left == 0,
+        }
     }
 
     /// Runs about `max` more requests (whole batches). Returns true when the
     /// source is exhausted.
     pub fn step(&mut self, max: u64) -> Result<bool, Error> {
-        let stop = self.h.totals.requests.saturating_add(max);
-        while self.h.totals.requests < stop {
+        if self.timed.is_some() {
+            return self.step_timed(max);
+        }
+        let stop = self.processed().saturating_add(max);
+        while self.processed() < stop {
             let Some(buf) = self.batches.next_batch()? else {
+                if self.next_pass()? {
+                    continue;
+                }
                 break;
             };
             for (i, r) in buf.iter().enumerate() {
@@ -354,21 +569,99 @@ impl Simulation {
                 self.h.access_inlined(r);
                 self.rec.countdown -= 1;
                 if self.rec.countdown == 0 {
-                    self.rec.record(&self.h.totals);
+                    self.rec.tick(&mut self.h);
                 }
             }
         }
-        let done = self.batches.is_done();
-        if done && self.h.totals.requests == 0 {
-            return Err(TraceError::Empty {
-                path: self.describe.clone().into(),
-            }
-            .into());
+        let done = self.is_done();
+        if done && self.processed() == 0 {
+            return Err(self.empty());
         }
         if done && self.rec.countdown != self.rec.interval {
             self.rec.record(&self.h.totals);
         }
         Ok(done)
+    }
+
+    fn empty(&self) -> Error {
+        TraceError::Empty {
+            path: self.describe.clone().into(),
+        }
+        .into()
+    }
+
+    /// `step` with a time model: the engine runs events until it needs a
+    /// request; requests go to it from the trace, a batch at a time to
+    /// closed-loop clients, one at a time to open arrivals.
+    fn step_timed(&mut self, max: u64) -> Result<bool, Error> {
+        let stop = self.processed().saturating_add(max);
+        loop {
+            let Some(t) = self.timed.as_mut() else {
+                unreachable!("a timed run")
+            };
+            if t.done {
+                return Ok(true);
+            }
+            if t.engine.issued >= stop {
+                return Ok(false);
+            }
+            let hungry = t.engine.run_until_hungry(&mut self.h);
+            if t.engine.warm_event {
+                t.engine.warm_event = false;
+                self.rec.restart(t.engine.counting_from);
+            }
+            self.rec.maybe_record(&self.h.totals);
+            if !hungry {
+                t.engine.finish();
+                t.done = true;
+                if t.engine.issued == 0 {
+                    return Err(self.empty());
+                }
+                if t.engine.warmup_pending && !t.engine.warmed {
+                    return Err(ConfigError::at(
+                        "run.warmup",
+                        format!(
+                            "the warm-up outlasts the run ({} requests, {:.3} s simulated): nothing was counted; give a shorter warm-up",
+                            t.engine.issued,
+                            t.engine.now as f64 / 1e9
+                        ),
+                    )
+                    .into());
+                }
+                self.rec.record(&self.h.totals);
+                return Ok(true);
+            }
+            if t.pos == t.buf.len() {
+                t.buf.clear();
+                t.pos = 0;
+                match self.batches.next_batch()? {
+                    Some(b) => t.buf.extend_from_slice(b),
+                    None => {
+                        if self.next_pass()? {
+                            continue;
+                        }
+                        let Some(t) = self.timed.as_mut() else {
+                            unreachable!()
+                        };
+                        t.engine.source_ended();
+                        continue;
+                    }
+                }
+            }
+            let Some(t) = self.timed.as_mut() else {
+                unreachable!()
+            };
+            let n = if t.engine.takes_batches() {
+                t.buf.len() - t.pos
+            } else {
+                1
+            };
+            for r in &t.buf[t.pos..t.pos + n] {
+                t.engine.feed(&mut self.h, *r);
+            }
+            t.pos += n;
+            t.fed += n as u64;
+        }
     }
 
     pub fn run_to_end(&mut self) -> Result<(), Error> {
@@ -385,7 +678,12 @@ impl Simulation {
             self.unit_size,
             self.rec.timeline.clone(),
         );
-        r.skipped_records = self.batches.skipped();
+        r.skipped_records = self.skipped_before + self.batches.skipped();
+        if let Some(t) = &self.timed {
+            let tr =
+                crate::time::result::TimeResult::collect(&t.engine, t.load, t.clients, t.by_pid);
+            r.apply_time(tr);
+        }
         r
     }
 

@@ -2,6 +2,7 @@
 //! timeline. Serialised as the JSON object of `tierlab run --json`.
 
 use crate::device::wear::TierWear;
+use crate::device::AreaCost;
 use crate::hierarchy::{BackingCounters, Hierarchy, Totals};
 use crate::tech::Technology;
 use crate::tier::TierCounters;
@@ -25,6 +26,10 @@ pub struct TierResult {
     pub counters: TierCounters,
     #[serde(flatten)]
     pub wear: TierWear,
+    /// `area_cm2`, `area_basis`, `cost_usd`, `cost_per_usable_gbit`: null
+    /// when the catalog lacks a figure or the capacity counts objects.
+    #[serde(flatten)]
+    pub area_cost: AreaCost,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -76,6 +81,11 @@ pub struct RunResult {
     pub throughput_rps: f64,
     /// Requested bytes per simulated second.
     pub throughput_bytes_per_s: f64,
+    /// Response-time percentiles (time model only; null in the serial
+    /// loop, which keeps no per-request times).
+    pub latency_ns: Option<crate::time::result::LatencyStats>,
+    /// The time model's figures (null without one): docs/time.md.
+    pub time: Option<crate::time::result::TimeResult>,
     pub backing: BackingResult,
     pub tiers: Vec<TierResult>,
     /// Malformed trace records passed over (only with `skip_bad`).
@@ -104,6 +114,8 @@ pub struct TierMeta {
     pub admission: String,
     /// The tier's medium as the run's catalog has it (overrides applied).
     pub medium: Technology,
+    /// The tier's area and cost, fixed by its medium and capacity.
+    pub area_cost: AreaCost,
 }
 
 impl RunResult {
@@ -125,8 +137,8 @@ impl RunResult {
             .iter()
             .zip(meta)
             .map(|(tier, m)| {
-                // The serial run's simulated time; the time model's elapsed
-                // time after warm-up is to replace it.
+                // The serial run's simulated time; a time model's elapsed
+                // time replaces it (`apply_time`).
                 let (wear, swap_pages) = TierWear::of(tier, &m.medium, unit_size, total / 1e9);
                 let mut counters = tier.c.clone();
                 counters.pages_programmed += swap_pages;
@@ -148,6 +160,7 @@ impl RunResult {
                     byte_miss_ratio: ratio(tier.c.miss_bytes, tier.c.hit_bytes + tier.c.miss_bytes),
                     counters,
                     wear,
+                    area_cost: m.area_cost,
                 }
             })
             .collect();
@@ -182,6 +195,8 @@ impl RunResult {
             flushes: t.flushes,
             throughput_rps: per_s(t.requests as f64),
             throughput_bytes_per_s: per_s(t.bytes_requested as f64),
+            latency_ns: None,
+            time: None,
             backing: BackingResult {
                 tech: backing_tech.into(),
                 counters: h.backing.clone(),
@@ -191,6 +206,24 @@ impl RunResult {
             warnings,
             timeline,
         }
+    }
+}
+
+impl RunResult {
+    /// A time model's figures: elapsed time and throughput replace the
+    /// serial sums (`access_time_ns` and `amat_ns` stay the unqueued sums of
+    /// the accesses' charges).
+    pub fn apply_time(&mut self, t: crate::time::result::TimeResult) {
+        // Wear rates were taken over the serial sum this replaces.
+        for tier in &mut self.tiers {
+            tier.wear
+                .retime(self.total_time_ns / 1e9, t.elapsed_ns / 1e9);
+        }
+        self.total_time_ns = t.elapsed_ns;
+        self.throughput_rps = t.throughput_rps;
+        self.throughput_bytes_per_s = t.throughput_bytes_per_s;
+        self.latency_ns = Some(t.latency_ns.clone());
+        self.time = Some(t);
     }
 }
 

@@ -315,6 +315,7 @@ impl TraceSource for Generator {
                 key,
                 size: self.spec.object_size,
                 op,
+                pid: 0,
                 next_access: -1,
             });
             self.emitted += 1;

@@ -16,6 +16,10 @@ pub enum TechError {
     NoTransfer { name: String },
     #[error("technology {name:?} gives two transfer models; {TRANSFER_FORMS}, not both")]
     TwoTransfers { name: String },
+    #[error("technology {name:?} gives `price_usd_per_gbit` without `price_year`: give the year the price is from (memory prices fall by orders of magnitude over the years)")]
+    PriceWithoutYear { name: String },
+    #[error("cell_area_f2 = [{lo}, {hi}] is out of range: give [least, most], both positive, least first")]
+    CellArea { lo: f64, hi: f64 },
     #[error("{field} = {value} is out of range: {allowed}")]
     Range {
         field: &'static str,
@@ -58,18 +62,38 @@ pub struct Technology {
     pub energy_read_pj: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy_write_pj: Option<f64>,
+    /// Energy of one block erase (pJ), for media that erase before writing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_erase_pj: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_mw_per_gbit: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_mw_per_gbit: Option<f64>,
+    /// Background power in the deepest state that keeps the data (DRAM's
+    /// power-down with self-refresh), mW per Gbit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub powerdown_mw_per_gbit: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub density_gbit_cm2: Option<f64>,
+    /// US$ per Gbit (2^30 bits); meaningless without `price_year`, which
+    /// `validate` requires beside it (prices of memory fall by orders of
+    /// magnitude over the years the catalog spans).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub price_usd_per_gbit: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_year: Option<u32>,
+    /// Write cycles per cell, or full-capacity writes for a whole drive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endurance: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cell_area_f2: Option<[f64; 2]>,
+    /// The feature size F (nm) that `cell_area_f2` is in units of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feature_nm: Option<f64>,
+    /// Share of blocks a part is guaranteed to ship good (S1's bad-block
+    /// management); absent means every block is good.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub good_block_fraction: Option<f64>,
     #[serde(default)]
     pub volatile: bool,
     #[serde(default)]
@@ -99,12 +123,17 @@ pub struct TechOverride {
     pub access_unit: Option<u32>,
     pub energy_read_pj: Option<f64>,
     pub energy_write_pj: Option<f64>,
+    pub energy_erase_pj: Option<f64>,
     pub active_mw_per_gbit: Option<f64>,
     pub idle_mw_per_gbit: Option<f64>,
+    pub powerdown_mw_per_gbit: Option<f64>,
     pub density_gbit_cm2: Option<f64>,
     pub price_usd_per_gbit: Option<f64>,
+    pub price_year: Option<u32>,
     pub endurance: Option<f64>,
     pub cell_area_f2: Option<[f64; 2]>,
+    pub feature_nm: Option<f64>,
+    pub good_block_fraction: Option<f64>,
     pub volatile: Option<bool>,
     pub byte_addressable: Option<bool>,
     pub source: Option<String>,
@@ -221,12 +250,17 @@ impl Catalog {
                     access_unit: 1,
                     energy_read_pj: None,
                     energy_write_pj: None,
+                    energy_erase_pj: None,
                     active_mw_per_gbit: None,
                     idle_mw_per_gbit: None,
+                    powerdown_mw_per_gbit: None,
                     density_gbit_cm2: None,
                     price_usd_per_gbit: None,
+                    price_year: None,
                     endurance: None,
                     cell_area_f2: None,
+                    feature_nm: None,
+                    good_block_fraction: None,
                     volatile: false,
                     byte_addressable: false,
                     source: String::new(),
@@ -253,20 +287,33 @@ impl Catalog {
             t.burst_ns = Some(v.0);
         }
         set!(kind, access_unit, volatile, byte_addressable, source);
+        // A new price with the base's year would date it wrongly: the
+        // override names its own year.
+        if o.price_usd_per_gbit.is_some() && o.price_year.is_none() {
+            return Err((
+                "price_year",
+                TechError::PriceWithoutYear { name: name.into() },
+            ));
+        }
         set_opt!(
             bandwidth_mb_s,
             burst_bytes,
             energy_read_pj,
             energy_write_pj,
+            energy_erase_pj,
             active_mw_per_gbit,
-            idle_mw_per_gbit
+            idle_mw_per_gbit,
+            powerdown_mw_per_gbit
         );
         set_opt!(
             erase_block_bytes,
             density_gbit_cm2,
             price_usd_per_gbit,
+            price_year,
             endurance,
-            cell_area_f2
+            cell_area_f2,
+            feature_nm,
+            good_block_fraction
         );
         if let Some(v) = o.read_ns {
             t.read_ns = v.0;
@@ -362,6 +409,72 @@ pub fn validate(t: &Technology) -> Result<(), (&'static str, TechError)> {
             },
         ));
     }
+    // Device figures: energies and powers may be 0 (a medium that draws
+    // nothing in a state) but never negative; the rest must be positive.
+    let nonneg = |f: &'static str, v: Option<f64>| match v {
+        Some(v) if !(v >= 0.0 && v.is_finite()) => Err((
+            f,
+            TechError::Range {
+                field: f,
+                value: v,
+                allowed: "must be zero or a positive number",
+            },
+        )),
+        _ => Ok(()),
+    };
+    nonneg("energy_read_pj", t.energy_read_pj)?;
+    nonneg("energy_write_pj", t.energy_write_pj)?;
+    nonneg("energy_erase_pj", t.energy_erase_pj)?;
+    nonneg("active_mw_per_gbit", t.active_mw_per_gbit)?;
+    nonneg("idle_mw_per_gbit", t.idle_mw_per_gbit)?;
+    nonneg("powerdown_mw_per_gbit", t.powerdown_mw_per_gbit)?;
+    nonneg("price_usd_per_gbit", t.price_usd_per_gbit)?;
+    for (f, v) in [
+        ("endurance", t.endurance),
+        ("density_gbit_cm2", t.density_gbit_cm2),
+        ("feature_nm", t.feature_nm),
+    ] {
+        if let Some(v) = v {
+            pos(f, v)?;
+        }
+    }
+    if let Some(g) = t.good_block_fraction {
+        if !(g > 0.0 && g <= 1.0) {
+            return Err((
+                "good_block_fraction",
+                TechError::Range {
+                    field: "good_block_fraction",
+                    value: g,
+                    allowed: "must be a share of the blocks, more than 0 and at most 1",
+                },
+            ));
+        }
+    }
+    if let Some([lo, hi]) = t.cell_area_f2 {
+        if !(lo > 0.0 && lo <= hi && hi.is_finite()) {
+            return Err(("cell_area_f2", TechError::CellArea { lo, hi }));
+        }
+    }
+    if t.price_usd_per_gbit.is_some() && t.price_year.is_none() {
+        return Err((
+            "price_year",
+            TechError::PriceWithoutYear {
+                name: t.name.clone(),
+            },
+        ));
+    }
+    if let Some(y) = t.price_year {
+        if !(1950..=2100).contains(&y) {
+            return Err((
+                "price_year",
+                TechError::Range {
+                    field: "price_year",
+                    value: y as f64,
+                    allowed: "must be a calendar year, 1950 to 2100",
+                },
+            ));
+        }
+    }
     if t.access_unit == 0 {
         return Err((
             "access_unit",
@@ -400,8 +513,105 @@ mod tests {
             "FRAM",
             "HDD",
             "SSD-SATA",
+            "SCM-OPTANE",
+            "DCPMM",
+            "CXL-DRAM",
+            "SSD-NVME-TLC",
+            "SSD-ZNAND",
+            "NAND-QLC",
         ] {
             Catalog::builtin().get(name).unwrap();
+        }
+    }
+
+    #[test]
+    fn device_figures_are_checked() {
+        let bad = |o: TechOverride| Catalog::builtin().apply("NAND-SLC", &o).unwrap_err();
+        let (f, e) = bad(TechOverride {
+            endurance: Some(0.0),
+            ..Default::default()
+        });
+        assert_eq!(f, "endurance");
+        assert!(e.to_string().contains("positive"), "{e}");
+        for (field, o) in [
+            (
+                "idle_mw_per_gbit",
+                TechOverride {
+                    idle_mw_per_gbit: Some(-1.0),
+                    ..Default::default()
+                },
+            ),
+            (
+                "energy_erase_pj",
+                TechOverride {
+                    energy_erase_pj: Some(-5.0),
+                    ..Default::default()
+                },
+            ),
+            (
+                "powerdown_mw_per_gbit",
+                TechOverride {
+                    powerdown_mw_per_gbit: Some(f64::NAN),
+                    ..Default::default()
+                },
+            ),
+            (
+                "good_block_fraction",
+                TechOverride {
+                    good_block_fraction: Some(1.5),
+                    ..Default::default()
+                },
+            ),
+            (
+                "cell_area_f2",
+                TechOverride {
+                    cell_area_f2: Some([6.0, 4.0]),
+                    ..Default::default()
+                },
+            ),
+        ] {
+            assert_eq!(bad(o).0, field);
+        }
+        // A price needs the year it is from, also over a base that has one.
+        let (f, e) = bad(TechOverride {
+            price_usd_per_gbit: Some(0.05),
+            ..Default::default()
+        });
+        assert_eq!(f, "price_year");
+        assert!(e.to_string().contains("price_year"), "{e}");
+        let mut c = Catalog::builtin();
+        c.apply(
+            "NAND-SLC",
+            &TechOverride {
+                price_usd_per_gbit: Some(0.05),
+                price_year: Some(2024),
+                energy_read_pj: Some(0.0),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(c.get("NAND-SLC").unwrap().price_year, Some(2024));
+        let mut t = c.get("NAND-SLC").unwrap().clone();
+        t.price_year = None;
+        assert_eq!(validate(&t).unwrap_err().0, "price_year");
+    }
+
+    #[test]
+    fn every_price_has_a_year_and_every_figure_a_source() {
+        for t in builtin() {
+            assert_eq!(
+                t.price_usd_per_gbit.is_some(),
+                t.price_year.is_some(),
+                "{}",
+                t.name
+            );
+            // Each year and feature size the entry gives is named in its source.
+            if let Some(y) = t.price_year {
+                assert!(t.source.contains(&y.to_string()), "{}: {y}", t.name);
+            }
+            if let Some(f) = t.feature_nm {
+                assert!(t.source.contains(&format!("{f} nm")), "{}: {f} nm", t.name);
+            }
         }
     }
 

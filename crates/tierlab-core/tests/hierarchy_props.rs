@@ -226,6 +226,7 @@ fn nth_request(i: usize, op: Op, key: u64, size: u32) -> Request {
         key,
         size,
         op,
+        pid: 0,
         next_access: -1,
     }
 }

@@ -139,6 +139,7 @@ fn oracle_write_read_round_trip_preserves_records() {
             key: rng.next_u64(),
             size: rng.next_u64() as u32,
             op: Op::Read,
+            pid: 0,
             next_access: rng.below(5000) as i64 - 1,
         })
         .collect();
@@ -147,6 +148,7 @@ fn oracle_write_read_round_trip_preserves_records() {
         key: u64::MAX,
         size: u32::MAX,
         op: Op::Read,
+        pid: 0,
         next_access: i64::MAX,
     });
     let mut w = OracleWriter::create(&path).unwrap();

@@ -24,6 +24,7 @@ from tierlab.cli import (
     bench,
     capture,
     export,
+    model,
     mrc,
     report,
     reproduce,
@@ -57,6 +58,7 @@ COMMANDS: dict[str, Command] = {
     "export": export,
     "report": report,
     "reproduce": reproduce,
+    "model": model,
     "bench": bench,
 }
 

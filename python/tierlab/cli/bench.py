@@ -28,6 +28,14 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="1: one tier; 3: DRAM + NAND + SSD exclusive, capacity split 1:2:4",
     )
     bench.add_argument("--repeat", type=int, default=5, help="repetitions (median reported)")
+    bench.add_argument(
+        "--closed",
+        type=int,
+        default=24,
+        metavar="N",
+        help='also run each policy as a closed loop of N clients ([load] type = "closed"), '
+        "beside the serial row with the ratio of their speeds (default 24; 0: serial only)",
+    )
     bench.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -45,7 +53,9 @@ def handle(a: argparse.Namespace) -> int:
     policies = [p.strip() for p in a.policies.split(",") if p.strip()]
     if not policies:
         return err(f"--policies {a.policies!r}: name at least one policy, e.g. lru,fifo,clock")
-    rows = run_bench(a.trace, policies, a.capacity, a.tiers, a.repeat)
+    if a.closed < 0:
+        return err(f"--closed {a.closed}: must be 0 (serial only) or a number of clients")
+    rows = run_bench(a.trace, policies, a.capacity, a.tiers, a.repeat, a.closed)
     if a.json:
         print(json.dumps(rows))
     else:

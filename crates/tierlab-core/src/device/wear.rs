@@ -154,6 +154,22 @@ impl TierWear {
         };
         (w, extra_pages)
     }
+
+    /// The rates over `to_s` seconds instead of the `from_s` they were
+    /// computed over (a time model's elapsed time replaces the serial sum):
+    /// lifetime grows and DWPD shrinks in proportion. Unknown when either
+    /// time is not a positive duration.
+    pub fn retime(&mut self, from_s: f64, to_s: f64) {
+        let ok = |t: f64| t > 0.0 && t.is_finite();
+        if !(ok(from_s) && ok(to_s)) {
+            self.lifetime_years = None;
+            self.dwpd = None;
+            return;
+        }
+        let k = to_s / from_s;
+        self.lifetime_years = self.lifetime_years.map(|y| y * k);
+        self.dwpd = self.dwpd.map(|d| d / k);
+    }
 }
 
 #[cfg(test)]
@@ -177,6 +193,24 @@ mod tests {
         let rate = written / s;
         assert!((years * SECONDS_PER_YEAR * rate - tbw_bytes(1e6, gib, 1.0)).abs() < 1.0);
         assert!(lifetime_years(1e6, gib, 0.0, s, 1.0).is_infinite());
+    }
+
+    #[test]
+    fn retime_recomputes_the_rates_over_the_new_time() {
+        let gib = (1u64 << 30) as f64;
+        let written = 8.0 * (1 << 20) as f64 * 1000.0;
+        let mut w = TierWear {
+            bytes_programmed: written as u64,
+            lifetime_years: Some(lifetime_years(1e6, gib, written, 1000.0, 1.0)),
+            dwpd: Some(dwpd(gib, written, 1000.0)),
+            ..Default::default()
+        };
+        w.retime(1000.0, 4000.0);
+        let years = lifetime_years(1e6, gib, written, 4000.0, 1.0);
+        assert!((w.lifetime_years.unwrap() - years).abs() < 1e-9 * years);
+        assert!((w.dwpd.unwrap() - dwpd(gib, written, 4000.0)).abs() < 1e-9);
+        w.retime(4000.0, 0.0);
+        assert_eq!((w.lifetime_years, w.dwpd), (None, None));
     }
 
     #[test]

@@ -574,6 +574,7 @@ fn oracle_trace(dir: &std::path::Path, n: usize) -> (std::path::PathBuf, std::pa
             key,
             size,
             op: Op::Read,
+            pid: 0,
             next_access: -1,
         })
         .unwrap();

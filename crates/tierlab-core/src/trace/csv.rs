@@ -24,6 +24,9 @@ pub struct CsvOptions {
     pub size: usize,
     /// Column of the operation (read/get, write/set, delete/del), or 0 for none (all reads).
     pub op: usize,
+    /// Column of the process or client id (an unsigned integer), or 0 for
+    /// none (every request's pid is 0).
+    pub pid: usize,
     /// Whether the first line is a header to skip.
     pub header: bool,
     /// The field separator, one ASCII character.
@@ -41,6 +44,7 @@ impl Default for CsvOptions {
             key: 2,
             size: 3,
             op: 0,
+            pid: 0,
             header: false,
             delimiter: ',',
             default_size: 4096,
@@ -71,6 +75,7 @@ impl CsvOptions {
             ("key", self.key),
             ("size", self.size),
             ("op", self.op),
+            ("pid", self.pid),
         ];
         for (i, &(name, col)) in cols.iter().enumerate() {
             if let Some(&(other, _)) = cols[..i].iter().find(|c| col != 0 && c.1 == col) {
@@ -103,6 +108,7 @@ enum Role {
     Key,
     Size,
     Op,
+    Pid,
 }
 
 impl Role {
@@ -112,6 +118,7 @@ impl Role {
             Role::Key => "key",
             Role::Size => "size",
             Role::Op => "op",
+            Role::Pid => "pid",
         }
     }
 }
@@ -124,6 +131,7 @@ impl CsvReader {
             (opts.key, Role::Key),
             (opts.size, Role::Size),
             (opts.op, Role::Op),
+            (opts.pid, Role::Pid),
         ] {
             if col > 0 {
                 want.push((col - 1, role));
@@ -158,6 +166,7 @@ impl CsvParser {
             key: 0,
             size: self.opts.default_size,
             op: Op::Read,
+            pid: 0,
             next_access: -1,
         };
         let mut wi = 0;
@@ -204,6 +213,12 @@ impl CsvParser {
                         show(f)
                     )
                 })?,
+                Role::Pid => {
+                    let v = self.num(f, col, role)?;
+                    req.pid = u32::try_from(v).map_err(|_| {
+                        format!("column {} (pid) is {v}, larger than 2^32 - 1", col + 1)
+                    })?;
+                }
             }
             wi += 1;
             if wi == self.want.len() {
@@ -429,6 +444,23 @@ mod tests {
             (11, 100, Op::Write)
         );
         assert_eq!(reqs[2].op, Op::Delete);
+    }
+
+    #[test]
+    fn pid_column() {
+        let opts = CsvOptions {
+            pid: 4,
+            ..Default::default()
+        };
+        let reqs = read_all("1,10,4096,7\n2,11,4096,3\n", &opts).unwrap();
+        assert_eq!((reqs[0].pid, reqs[1].pid), (7, 3));
+        let e = read_all("1,10,4096,x\n", &opts).unwrap_err().to_string();
+        assert!(e.contains("column 4 (pid)"), "{e}");
+        let both = CsvOptions {
+            pid: 3,
+            ..Default::default()
+        };
+        assert_eq!(both.validate().unwrap_err().0, "pid");
     }
 
     #[test]

@@ -107,6 +107,7 @@ impl LineParser for LackeyParser {
             key: first,
             size: self.unit as u32,
             op,
+            pid: 0,
             next_access: -1,
         })
     }

@@ -109,6 +109,7 @@ impl LineParser for MsrParser {
             key: dev | (next & ((1u64 << 40) - 1)),
             size: self.page as u32,
             op,
+            pid: 0,
             next_access: -1,
         })
     }

@@ -155,6 +155,7 @@ fn decode(rec: &[u8]) -> Request {
         key,
         size,
         op: Op::Read,
+        pid: 0,
         next_access,
     }
 }
@@ -366,6 +367,7 @@ mod tests {
                 key,
                 size: 1,
                 op: Op::Read,
+                pid: 0,
                 next_access: -1,
             };
             w.write(&r).unwrap();

@@ -58,6 +58,8 @@ pub struct StraceParser {
     /// Requests of the calls parsed so far, not yet handed out: one call can
     /// make any number (a large write, an unlink of a large file).
     out: VecDeque<Request>,
+    /// The pid of the call being parsed: its requests carry it.
+    pid: u32,
 }
 
 impl StraceReader {
@@ -73,6 +75,7 @@ impl StraceReader {
                 files: Vec::new(),
                 unfinished: HashMap::new(),
                 out: VecDeque::new(),
+                pid: 0,
             },
         ))
     }
@@ -106,6 +109,7 @@ impl StraceParser {
                 key,
                 size: self.page as u32,
                 op,
+                pid: self.pid,
                 next_access: -1,
             });
         }
@@ -124,6 +128,7 @@ impl StraceParser {
                 key,
                 size: self.page as u32,
                 op: Op::Delete,
+                pid: self.pid,
                 next_access: -1,
             });
         }
@@ -153,6 +158,7 @@ impl StraceParser {
 
     /// Parses one complete call: `name(args) = ret ...`.
     fn call(&mut self, pid: u32, time: u64, text: &str) -> Result<(), String> {
+        self.pid = pid;
         let Some(open) = text.find('(') else {
             return Ok(());
         };

@@ -65,6 +65,7 @@ impl LineParser for TwitterParser {
             size: u32::try_from(size)
                 .map_err(|_| format!("object size {size} is larger than 4 GiB - 1"))?,
             op,
+            pid: 0,
             next_access: -1,
         }))
     }

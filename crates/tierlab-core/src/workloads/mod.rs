@@ -110,6 +110,7 @@ impl<S: Script> TraceSource for Paged<S> {
                     key: page_key(run.id, run.first + self.done_in_run + i),
                     size: self.page_size,
                     op: run.op,
+                    pid: 0,
                     next_access: -1,
                 });
                 self.emitted += 1;

@@ -1,0 +1,837 @@
+//! The event engine: when each request and each device operation completes.
+//!
+//! A request is issued (by a closed-loop client, an open arrival, or the
+//! one serial client) and at that moment runs through the hierarchy, which
+//! decides what is hit, moved and written and notes the device operations
+//! (hierarchy/ops.rs). The request then visits, in order: the network link
+//! (its bytes), the CPU station (its CPU demand plus its software-stack
+//! time) and one device per operation, in the order the hierarchy charged
+//! them. Each station has servers and a queue (station.rs). Background
+//! operations (periodic flushes, lazy write-backs) occupy devices but no
+//! request waits for them, except a writer whose lazy buffer is full.
+//!
+//! Times are whole nanoseconds (u64): service times are the hierarchy's
+//! whole-ns charges (cost.rs) or draws around them, rounded; events at equal
+//! times are taken in the order they were scheduled, so a seed fixes the run.
+
+use super::config::{Delay, Service};
+use super::station::{Station, UNLIMITED};
+use crate::hierarchy::ops::{DevOp, OpKind};
+use crate::hierarchy::Hierarchy;
+use crate::request::Request;
+use crate::synth::Rng;
+use hashbrown::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// A time model's parts, resolved from the config (time/mod.rs builds it).
+pub struct Model {
+    pub load: Load,
+    pub cpus: Option<u32>,
+    pub cpu: Option<Delay>,
+    /// ns per byte on the link (0: no link).
+    pub link_ns_per_byte: f64,
+    pub devices: Vec<DeviceModel>,
+    pub stack: StackModel,
+    pub seed: u64,
+}
+
+#[derive(Clone, Debug)]
+pub enum Load {
+    /// `clients` clients (1: serial), each thinking `think` between its
+    /// response and its next request; by pid: one client per pid.
+    Closed {
+        clients: u32,
+        think: Option<Delay>,
+        by_pid: bool,
+    },
+    /// Arrivals at the trace's times (None) or Poisson at a rate per second.
+    Open { rate: Option<f64> },
+}
+
+#[derive(Clone, Debug)]
+pub struct DeviceModel {
+    pub name: String,
+    pub channels: u32,
+    pub service: Service,
+    pub reads_first: bool,
+    pub read_while_write: bool,
+    /// Lazy write-back buffer in bytes.
+    pub lazy: Option<u64>,
+    /// The software overhead inside each charge (whole ns): stack time.
+    pub overhead: f64,
+    /// Stack time per operation (block layer), and per byte moved.
+    pub per_op_ns: f64,
+    pub per_byte_ns: f64,
+    /// Stack time per insertion (a write into a tier) and per byte of it.
+    pub insert_ns: f64,
+    pub insert_per_byte_ns: f64,
+}
+
+/// Software-stack costs charged per request (system call, lookup).
+#[derive(Clone, Debug, Default)]
+pub struct StackModel {
+    pub per_request_ns: f64,
+}
+
+/// Where each device's operations queue: `read` and `write` stations
+/// (one, unless the medium reads while it writes).
+#[derive(Clone, Debug)]
+struct Dev {
+    read: u16,
+    write: u16,
+    exponential: bool,
+    reads_first: bool,
+    overhead: f64,
+    per_op_ns: f64,
+    per_byte_ns: f64,
+    insert_ns: f64,
+    insert_per_byte_ns: f64,
+    lazy: Option<Lazy>,
+}
+
+#[derive(Clone, Debug)]
+struct Lazy {
+    capacity: u64,
+    used: u64,
+    /// Requests blocked on a full buffer: (job, bytes, op service).
+    blocked: VecDeque<(u32, u32, u64)>,
+}
+
+/// One stage of a job: `service` ns at station `station` in queue class `class`.
+#[derive(Clone, Copy, Debug)]
+struct Stage {
+    station: u16,
+    class: u8,
+    /// `LAZY`: a write into a lazy buffer (dev in `station`), not a visit.
+    lazy: bool,
+    bytes: u32,
+    service: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Job {
+    /// Client index, or `BACKGROUND`.
+    client: u32,
+    issued: u64,
+    size: u32,
+    counted: bool,
+    stages: Vec<Stage>,
+    at: usize,
+    wait: u64,
+    service: u64,
+    stack: u64,
+}
+
+const BACKGROUND: u32 = u32::MAX;
+const ISSUE: u32 = 1 << 31;
+const ARRIVAL: u32 = u32::MAX;
+
+/// Per-request accumulators since the end of the warm-up.
+#[derive(Clone, Debug)]
+pub struct Tally {
+    pub completed: u64,
+    pub bytes: u64,
+    pub latency_sum: u128,
+    pub wait_sum: u128,
+    pub service_sum: u128,
+    pub stack_sum: u128,
+    /// Per station: the counted requests' waits and services there.
+    pub station_wait: Vec<u128>,
+    pub station_service: Vec<u128>,
+    pub hist: hdrhistogram::Histogram<u64>,
+    /// Time integral of requests in the system (ns x requests).
+    pub in_system_area: u128,
+    pub background_ops: u64,
+    pub blocked_writes: u64,
+    /// Per client: (requests, latency sum).
+    pub clients: Vec<(u64, u128)>,
+}
+
+impl Tally {
+    fn new(stations: usize, clients: usize) -> Self {
+        Tally {
+            completed: 0,
+            bytes: 0,
+            latency_sum: 0,
+            wait_sum: 0,
+            service_sum: 0,
+            stack_sum: 0,
+            station_wait: vec![0; stations],
+            station_service: vec![0; stations],
+            // 1 ns to about 5 simulated days at 3 significant digits.
+            hist: hdrhistogram::Histogram::new_with_bounds(1, 1 << 58, 3)
+                .expect("valid histogram bounds"),
+            in_system_area: 0,
+            background_ops: 0,
+            blocked_writes: 0,
+            clients: vec![(0, 0); clients],
+        }
+    }
+}
+
+pub struct Engine {
+    load: Load,
+    think: Option<Delay>,
+    cpu_demand: Option<Delay>,
+    cpu_station: Option<u16>,
+    link_station: Option<u16>,
+    link_ns_per_byte: f64,
+    pub stations: Vec<Station>,
+    devs: Vec<Dev>,
+    stack: StackModel,
+    rng: Rng,
+    pub now: u64,
+    seq: u64,
+    /// Events, earliest first: (time << 64) | (sequence << 32) | tag, one
+    /// integer to compare (the sequence, mod 2^32, orders events of equal
+    /// time as they were scheduled).
+    heap: BinaryHeap<Reverse<u128>>,
+    /// No software-stack cost anywhere: `issue` skips adding zeros.
+    stackless: bool,
+    /// Nested issues within one event (`complete` issues the client's next
+    /// request at once): bounded, past it an event is scheduled.
+    depth: u32,
+    jobs: Vec<Job>,
+    free: Vec<u32>,
+    /// By pid: each client's requests not yet issued, and pid -> client.
+    queues: Vec<VecDeque<Request>>,
+    pids: HashMap<u32, u32>,
+    pub client_pids: Vec<u32>,
+    /// Clients ready to issue but with no request (pid mode: waiting for
+    /// the trace to reach one of theirs).
+    idle: Vec<bool>,
+    /// Open: the next arrival read ahead, and the trace time of the first.
+    next_arrival: Option<Request>,
+    trace_t0: Option<u64>,
+    last_arrival: u64,
+    in_system: u64,
+    last_area: u64,
+    pub issued: u64,
+    /// Requests counted from here (the end of the warm-up).
+    pub counting_from: u64,
+    pub start_ns: u64,
+    pub tally: Tally,
+    source_done: bool,
+    /// Warm-up: counting starts at this request (0: at once) or at this
+    /// simulated time; `warmed` says it has started, `warm_event` that it
+    /// has just started (the driver restarts its timeline).
+    pub warmup_requests: u64,
+    pub warmup_ns: Option<u64>,
+    pub warmed: bool,
+    pub warm_event: bool,
+    /// A warm-up is configured: nothing counts until `warmed`.
+    pub warmup_pending: bool,
+}
+
+impl Engine {
+    pub fn new(m: Model) -> Self {
+        let mut stations = Vec::new();
+        let mut add = |name: String, servers: u32| {
+            stations.push(Station::new(name, servers));
+            (stations.len() - 1) as u16
+        };
+        let cpu_station = match (m.cpus, m.cpu.is_some() || m.stack.per_request_ns > 0.0) {
+            (Some(c), _) => Some(add("cpu".into(), c)),
+            (None, true) => Some(add("cpu".into(), UNLIMITED)),
+            (None, false) => None,
+        };
+        let link_station = (m.link_ns_per_byte > 0.0).then(|| add("link".into(), 1));
+        let mut devs = Vec::new();
+        for d in &m.devices {
+            let read = add(d.name.clone(), d.channels);
+            let write = if d.read_while_write {
+                add(format!("{} (writes)", d.name), d.channels)
+            } else {
+                read
+            };
+            devs.push(Dev {
+                read,
+                write,
+                exponential: d.service == Service::Exponential,
+                reads_first: d.reads_first,
+                overhead: d.overhead,
+                per_op_ns: d.per_op_ns,
+                per_byte_ns: d.per_byte_ns,
+                insert_ns: d.insert_ns,
+                insert_per_byte_ns: d.insert_per_byte_ns,
+                lazy: d.lazy.map(|capacity| Lazy {
+                    capacity,
+                    used: 0,
+                    blocked: VecDeque::new(),
+                }),
+            });
+        }
+        let (think, clients) = match &m.load {
+            Load::Closed { clients, think, .. } => (*think, *clients as usize),
+            Load::Open { .. } => (None, 0),
+        };
+        let n_st = stations.len();
+        let stackless = m.stack.per_request_ns == 0.0
+            && devs.iter().all(|d| {
+                d.overhead == 0.0
+                    && d.per_op_ns == 0.0
+                    && d.per_byte_ns == 0.0
+                    && d.insert_ns == 0.0
+                    && d.insert_per_byte_ns == 0.0
+            });
+        Engine {
+            think,
+            cpu_demand: m.cpu,
+            cpu_station,
+            link_station,
+            link_ns_per_byte: m.link_ns_per_byte,
+            stations,
+            devs,
+            stack: m.stack,
+            rng: Rng::new(m.seed ^ 0x7469_6d65),
+            now: 0,
+            seq: 0,
+            heap: BinaryHeap::with_capacity(64),
+            depth: 0,
+            stackless,
+            jobs: Vec::new(),
+            free: Vec::new(),
+            queues: Vec::new(),
+            pids: HashMap::new(),
+            client_pids: Vec::new(),
+            idle: Vec::new(),
+            next_arrival: None,
+            trace_t0: None,
+            last_arrival: 0,
+            in_system: 0,
+            last_area: 0,
+            issued: 0,
+            counting_from: 0,
+            start_ns: 0,
+            tally: Tally::new(n_st, clients),
+            source_done: false,
+            warmup_requests: 0,
+            warmup_ns: None,
+            warmed: false,
+            warm_event: false,
+            warmup_pending: false,
+            load: m.load,
+        }
+    }
+
+    /// Starts the clients (closed) or the arrivals (open).
+    pub fn start(&mut self) {
+        if let Load::Closed {
+            clients, by_pid, ..
+        } = self.load
+        {
+            if !by_pid {
+                for c in 0..clients {
+                    self.schedule(0, ISSUE | c);
+                }
+                self.idle = vec![false; clients as usize];
+            }
+        }
+        // Open loads and pid clients start as the trace is read (`feed`).
+    }
+
+    #[inline]
+    fn schedule(&mut self, t: u64, tag: u32) {
+        self.seq += 1;
+        let key = ((t as u128) << 64) | (((self.seq as u32) as u128) << 32) | tag as u128;
+        self.heap.push(Reverse(key));
+    }
+
+    #[inline]
+    fn draw(&mut self, d: Delay) -> u64 {
+        match d {
+            Delay::Fixed { mean } => crate::cost::whole_u64(mean.0),
+            Delay::Exponential { mean } => self.exp(mean.0),
+        }
+    }
+
+    #[inline]
+    fn exp(&mut self, mean: f64) -> u64 {
+        // 1 - U is in (0, 1]: its log is finite.
+        let u = 1.0 - self.rng.next_f64();
+        crate::cost::whole_u64(-mean * u.ln())
+    }
+
+    fn alloc(&mut self) -> u32 {
+        if let Some(j) = self.free.pop() {
+            return j;
+        }
+        self.jobs.push(Job::default());
+        (self.jobs.len() - 1) as u32
+    }
+
+    /// Whether the engine needs the next request of the trace now (it has
+    /// a client ready, or an arrival to read ahead) and has not been told
+    /// the trace ended.
+    pub fn wants(&self) -> bool {
+        !self.source_done
+    }
+
+    /// Whether requests may be handed in a batch at a time (closed loads
+    /// queue them; an open load reads one arrival ahead).
+    pub fn takes_batches(&self) -> bool {
+        matches!(self.load, Load::Closed { .. })
+    }
+
+    pub fn source_ended(&mut self) {
+        self.source_done = true;
+    }
+
+    pub fn idle(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    /// Runs events until a client or an arrival needs a request from the
+    /// trace (returns true) or nothing is left to do (false). Requests are
+    /// handed in with `feed`.
+    pub fn run_until_hungry(&mut self, h: &mut Hierarchy) -> bool {
+        loop {
+            if matches!(self.load, Load::Open { .. })
+                && self.next_arrival.is_none()
+                && !self.source_done
+            {
+                return true;
+            }
+            let Some(Reverse(key)) = self.heap.pop() else {
+                return !self.source_done;
+            };
+            let (t, tag) = ((key >> 64) as u64, key as u32);
+            self.depth = 0;
+            self.advance(t);
+            if tag == ARRIVAL {
+                let r = self.next_arrival.take().expect("an arrival was read ahead");
+                self.issue(h, BACKGROUND - 1, r);
+            } else if tag & ISSUE != 0 {
+                let c = tag & !ISSUE;
+                if self.issue_next(h, c) || self.source_done {
+                    // Issued; or the trace has ended and the client stops.
+                    continue;
+                }
+                // No request for this client until more of the trace is
+                // read: a pid client waits idle (`feed` wakes it), any
+                // other takes the next request read.
+                if !matches!(self.load, Load::Closed { by_pid: true, .. }) {
+                    self.schedule(t, tag);
+                }
+                return true;
+            } else {
+                self.stage_done(h, tag);
+            }
+        }
+    }
+
+    #[inline]
+    fn advance(&mut self, t: u64) {
+        if t > self.last_area {
+            self.tally.in_system_area += self.in_system as u128 * (t - self.last_area) as u128;
+            self.last_area = t;
+        }
+        self.now = t;
+    }
+
+    /// Hands the engine the trace's next request.
+    pub fn feed(&mut self, h: &mut Hierarchy, r: Request) {
+        match self.load {
+            Load::Open { rate } => {
+                let t = match rate {
+                    Some(rate) => self.last_arrival + self.exp(1e9 / rate),
+                    None => {
+                        let t0 = *self.trace_t0.get_or_insert(r.time);
+                        // A trace whose times go back arrives at once.
+                        (r.time.saturating_sub(t0)).max(self.last_arrival)
+                    }
+                };
+                self.last_arrival = t;
+                self.next_arrival = Some(r);
+                self.schedule(t, ARRIVAL);
+            }
+            Load::Closed { by_pid: true, .. } => {
+                let c = match self.pids.get(&r.pid) {
+                    Some(&c) => c,
+                    None => {
+                        let c = self.queues.len() as u32;
+                        self.pids.insert(r.pid, c);
+                        self.queues.push(VecDeque::new());
+                        self.client_pids.push(r.pid);
+                        self.tally.clients.push((0, 0));
+                        self.idle.push(true);
+                        c
+                    }
+                };
+                self.queues[c as usize].push_back(r);
+                if self.idle[c as usize] {
+                    self.idle[c as usize] = false;
+                    let _ = h;
+                    self.schedule(self.now, ISSUE | c);
+                }
+            }
+            Load::Closed { .. } => {
+                // Taken by the first ready client: `issue_next` asked.
+                self.queues.resize_with(1, VecDeque::new);
+                self.queues[0].push_back(r);
+            }
+        }
+    }
+
+    /// Client `c` issues its next request, if it has one.
+    fn issue_next(&mut self, h: &mut Hierarchy, c: u32) -> bool {
+        let by_pid = matches!(self.load, Load::Closed { by_pid: true, .. });
+        let q = if by_pid { c as usize } else { 0 };
+        let Some(r) = self.queues.get_mut(q).and_then(VecDeque::pop_front) else {
+            if by_pid {
+                // Idle until `feed` brings one of its requests.
+                self.idle[c as usize] = true;
+            }
+            return false;
+        };
+        self.issue(h, c, r);
+        true
+    }
+
+    /// Runs `r` through the hierarchy now and sends its job on its way.
+    fn issue(&mut self, h: &mut Hierarchy, client: u32, r: Request) {
+        if !self.warmed {
+            let by_count = self.warmup_requests > 0 && self.issued >= self.warmup_requests;
+            let by_time = self.warmup_ns.is_some_and(|w| self.now >= w);
+            if by_count || by_time {
+                // The cold state stays; every figure starts over.
+                h.reset_counters();
+                self.start_counting();
+            }
+        }
+        h.clock_ns = self.now as f64;
+        h.ops.clear();
+        h.access_inlined(&r);
+        self.issued += 1;
+        let j = self.alloc();
+        let mut stages = std::mem::take(&mut self.jobs[j as usize].stages);
+        stages.clear();
+        let mut stack = self.stack.per_request_ns;
+        if let Some(l) = self.link_station {
+            stages.push(Stage {
+                station: l,
+                class: 1,
+                lazy: false,
+                bytes: 0,
+                service: crate::cost::whole_u64(r.size as f64 * self.link_ns_per_byte),
+            });
+        }
+        let cpu_at = stages.len();
+        let mut cpu_service = 0;
+        if let Some(c) = self.cpu_station {
+            cpu_service = match self.cpu_demand {
+                Some(d) => self.draw(d),
+                None => 0,
+            };
+            stages.push(Stage {
+                station: c,
+                class: 1,
+                lazy: false,
+                bytes: 0,
+                service: 0,
+            });
+        }
+        for op in h.ops.ops() {
+            if op.background {
+                self.background(op);
+                continue;
+            }
+            let d = &self.devs[op.dev as usize];
+            let write = op.kind != OpKind::Read;
+            if !self.stackless {
+                stack += d.overhead + d.per_op_ns + op.bytes as f64 * d.per_byte_ns;
+                if write && (op.dev as usize) < self.devs.len() - 1 {
+                    stack += d.insert_ns + op.bytes as f64 * d.insert_per_byte_ns;
+                }
+            }
+            let service = self.service_of(op);
+            let d = &self.devs[op.dev as usize];
+            let (station, class) = if write {
+                (d.write, 1)
+            } else {
+                (d.read, if d.reads_first { 0 } else { 1 })
+            };
+            let lazy = write && d.lazy.is_some();
+            stages.push(Stage {
+                station: if lazy { op.dev as u16 } else { station },
+                class,
+                lazy,
+                bytes: op.bytes,
+                service,
+            });
+        }
+        let stack = crate::cost::whole_u64(stack);
+        if self.cpu_station.is_some() {
+            stages[cpu_at].service = cpu_service + stack;
+        }
+        let counted = self.counting();
+        let job = &mut self.jobs[j as usize];
+        job.client = client;
+        job.issued = self.now;
+        job.size = r.size;
+        job.counted = counted;
+        job.stages = stages;
+        job.at = 0;
+        job.wait = 0;
+        job.service = 0;
+        // Without a CPU station the stack time is a pure delay before the
+        // devices (none when it is zero).
+        job.stack = stack;
+        self.in_system += 1;
+        let delay = if self.cpu_station.is_none() { stack } else { 0 };
+        if delay > 0 {
+            job.at = usize::MAX;
+            self.schedule(self.now + delay, j);
+        } else {
+            self.enter(h, j);
+        }
+    }
+
+    #[inline]
+    fn service_of(&mut self, op: &DevOp) -> u64 {
+        let d = &self.devs[op.dev as usize];
+        let mean = (op.ns - d.overhead).max(0.0);
+        if d.exponential {
+            self.exp(mean)
+        } else {
+            crate::cost::whole_u64(mean)
+        }
+    }
+
+    /// A background operation (flush, lazy write-back): a job of its own.
+    fn background(&mut self, op: &DevOp) {
+        let service = self.service_of(op);
+        let d = &self.devs[op.dev as usize];
+        let station = if op.kind == OpKind::Read {
+            d.read
+        } else {
+            d.write
+        };
+        self.spawn_background(station, 1, service, op.bytes, None);
+    }
+
+    fn spawn_background(
+        &mut self,
+        station: u16,
+        class: u8,
+        service: u64,
+        bytes: u32,
+        lazy_dev: Option<u16>,
+    ) {
+        let j = self.alloc();
+        let job = &mut self.jobs[j as usize];
+        job.client = BACKGROUND;
+        job.counted = false;
+        job.stages.clear();
+        job.stages.push(Stage {
+            station,
+            class,
+            lazy: false,
+            bytes,
+            service,
+        });
+        // The buffer it drains, to free its bytes when done.
+        job.size = lazy_dev.map_or(u32::MAX, u32::from);
+        job.stack = bytes as u64;
+        job.at = 0;
+        job.issued = self.now;
+        if self.counting() {
+            self.tally.background_ops += 1;
+        }
+        self.arrive(j);
+    }
+
+    /// Job `j` enters its stage `at` (from the first), skipping stages of
+    /// no time, or completes.
+    fn enter(&mut self, h: &mut Hierarchy, j: u32) {
+        loop {
+            let job = &mut self.jobs[j as usize];
+            if job.at == usize::MAX {
+                job.at = 0;
+            }
+            let Some(&st) = job.stages.get(job.at) else {
+                self.complete(h, j);
+                return;
+            };
+            if st.lazy {
+                // A write into a lazy buffer: on its way at once if the
+                // buffer has room, else blocked until it has.
+                let dev = st.station as usize;
+                let l = self.devs[dev].lazy.as_mut().expect("a lazy device");
+                // A write larger than the whole buffer goes when it is empty.
+                let fits = l.used + st.bytes as u64 <= l.capacity || l.used == 0;
+                if l.blocked.is_empty() && fits {
+                    l.used += st.bytes as u64;
+                    let station = self.devs[dev].write;
+                    self.spawn_background(station, 2, st.service, st.bytes, Some(dev as u16));
+                    self.jobs[j as usize].at += 1;
+                    continue;
+                }
+                l.blocked.push_back((j, st.bytes, st.service));
+                if self.jobs[j as usize].counted {
+                    self.tally.blocked_writes += 1;
+                }
+                // Stays at this stage; `release` moves it on and adds the
+                // time blocked to its wait (minus now here, plus then).
+                self.jobs[j as usize].wait = self.jobs[j as usize].wait.wrapping_sub(self.now);
+                return;
+            }
+            // A stage of no time (no CPU demand, no stack cost) is no visit.
+            if st.service == 0 {
+                self.jobs[j as usize].at += 1;
+                continue;
+            }
+            self.arrive(j);
+            return;
+        }
+    }
+
+    /// Job `j` arrives at the station of its current stage.
+    #[inline]
+    fn arrive(&mut self, j: u32) {
+        let job = &self.jobs[j as usize];
+        let st = job.stages[job.at];
+        if self.stations[st.station as usize].arrive(self.now, j, st.class as usize, st.service) {
+            self.schedule(self.now + st.service, j);
+        }
+    }
+
+    /// Job `j` finished the service of its current stage.
+    fn stage_done(&mut self, h: &mut Hierarchy, j: u32) {
+        let job = &self.jobs[j as usize];
+        if job.at == usize::MAX {
+            // The stack delay of a run without a CPU station.
+            self.enter(h, j);
+            return;
+        }
+        let st = job.stages[job.at];
+        let jobs = &self.jobs;
+        if let Some((next, waited)) = self.stations[st.station as usize].depart(self.now, |k| {
+            let jb = &jobs[k as usize];
+            jb.stages[jb.at].service
+        }) {
+            let nj = &mut self.jobs[next as usize];
+            let nst = nj.stages[nj.at];
+            nj.wait += waited;
+            if nj.counted {
+                self.tally.station_wait[nst.station as usize] += waited as u128;
+            }
+            self.schedule(self.now + nst.service, next);
+        }
+        let job = &mut self.jobs[j as usize];
+        job.service += st.service;
+        if job.counted {
+            self.tally.station_service[st.station as usize] += st.service as u128;
+        }
+        job.at += 1;
+        if job.client == BACKGROUND {
+            let lazy = job.size;
+            self.free.push(j);
+            if lazy != u32::MAX {
+                self.release(h, lazy as usize, st.bytes as u64);
+            }
+            return;
+        }
+        self.enter(h, j);
+    }
+
+    /// A lazy write-back of device `dev` finished: its bytes leave the
+    /// buffer, and blocked writers that now fit go on, in order.
+    fn release(&mut self, h: &mut Hierarchy, dev: usize, bytes: u64) {
+        self.devs[dev].lazy.as_mut().expect("a lazy device").used -= bytes;
+        loop {
+            let l = self.devs[dev].lazy.as_mut().expect("a lazy device");
+            let Some(&(j, b, service)) = l.blocked.front() else {
+                return;
+            };
+            if l.used + b as u64 > l.capacity && l.used > 0 {
+                return;
+            }
+            l.blocked.pop_front();
+            l.used += b as u64;
+            let station = self.devs[dev].write;
+            self.spawn_background(station, 2, service, b, Some(dev as u16));
+            let job = &mut self.jobs[j as usize];
+            job.wait = job.wait.wrapping_add(self.now);
+            job.at += 1;
+            self.enter(h, j);
+        }
+    }
+
+    fn complete(&mut self, h: &mut Hierarchy, j: u32) {
+        let _ = h;
+        let now = self.now;
+        let job = &mut self.jobs[j as usize];
+        let latency = now - job.issued;
+        self.in_system -= 1;
+        if job.counted {
+            let t = &mut self.tally;
+            t.completed += 1;
+            t.bytes += job.size as u64;
+            t.latency_sum += latency as u128;
+            t.wait_sum += job.wait as u128;
+            // The CPU stage served the stack time too: it is counted as
+            // stack, not service.
+            let in_cpu = if self.cpu_station.is_some() {
+                job.stack
+            } else {
+                0
+            };
+            t.service_sum += (job.service - in_cpu) as u128;
+            t.stack_sum += job.stack as u128;
+            t.hist.saturating_record(latency.max(1));
+            if let Some(c) = t.clients.get_mut(job.client as usize) {
+                c.0 += 1;
+                c.1 += latency as u128;
+            }
+        }
+        let client = job.client;
+        self.free.push(j);
+        if let Load::Closed { .. } = self.load {
+            let think = self.think.map_or(0, |d| self.draw(d));
+            // No think time: the client issues at once, without an event
+            // (unless requests of no time nest too deep). Only in order
+            // mode, where any request read is the client's.
+            if think == 0
+                && self.depth < 16
+                && !matches!(self.load, Load::Closed { by_pid: true, .. })
+                && self.queues.first().is_some_and(|q| !q.is_empty())
+            {
+                self.depth += 1;
+                self.issue_next(h, client);
+                return;
+            }
+            self.schedule(now + think, ISSUE | client);
+        }
+    }
+
+    /// Whether what happens now counts (no warm-up, or past it).
+    #[inline]
+    fn counting(&self) -> bool {
+        self.warmed || !self.warmup_pending
+    }
+
+    /// The end of the warm-up: every figure counts from now.
+    pub fn start_counting(&mut self) {
+        self.warmed = true;
+        self.warm_event = true;
+        self.counting_from = self.issued;
+        self.start_ns = self.now;
+        let n = self.stations.len();
+        let clients = self.tally.clients.len();
+        self.tally = Tally::new(n, clients);
+        for s in &mut self.stations {
+            s.reset_stats(self.now);
+        }
+        self.last_area = self.now;
+    }
+
+    /// Brings the time integrals up to the last event.
+    pub fn finish(&mut self) {
+        let now = self.now;
+        for s in &mut self.stations {
+            s.finish(now);
+        }
+    }
+}

@@ -1,0 +1,409 @@
+//! The time model against queueing theory (time/theory.rs): M/M/1, M/D/1,
+//! M/M/c and Cobham's priority queue under open Poisson load; exact mean
+//! value analysis of a closed network; Little's law and the response-time
+//! law on every run; one closed client equal to the serial loop; one seed,
+//! one result.
+//!
+//! Each queue is one tier that every request hits (one object, a warm-up
+//! past its first miss), whose medium takes exactly the service time asked
+//! for: its latency, and a bandwidth so high that a transfer rounds to no
+//! nanosecond. A million arrivals or more per case: at utilisation 0.8 the
+//! mean wait of an M/M/1 queue over a million arrivals has a standard
+//! error near 1% (its correlation time is about 90 service times).
+
+use tierlab_core::config::Config;
+use tierlab_core::sim::Simulation;
+use tierlab_core::stats::RunResult;
+use tierlab_core::time::result::{StationResult, TimeResult};
+use tierlab_core::time::theory;
+
+/// One tier of medium SRV (reads `read` ns, writes `write` ns) that every
+/// request hits, under `load` (TOML lines), with `extra` tier keys.
+fn single_queue(
+    requests: u64,
+    read: u64,
+    write: u64,
+    write_ratio: f64,
+    tier: &str,
+    load: &str,
+) -> String {
+    format!(
+        r#"
+[workload]
+type = "zipf"
+alpha = 1.0
+objects = 1
+requests = {requests}
+object_size = 4096
+write_ratio = {write_ratio}
+seed = 11
+
+[techs.SRV]
+base = "DRAM-DDR3"
+read_ns = {read}
+write_ns = {write}
+bandwidth_mb_s = 1e15
+
+[[tier]]
+tech = "SRV"
+capacity = "1MiB"
+{tier}
+
+[run]
+warmup = 1000
+
+{load}
+"#
+    )
+}
+
+fn run(toml: &str) -> RunResult {
+    let cfg = Config::from_toml_str(toml).unwrap();
+    Simulation::run(&cfg).unwrap()
+}
+
+fn timed(r: &RunResult) -> &TimeResult {
+    r.time.as_ref().expect("a time model ran")
+}
+
+fn station<'a>(t: &'a TimeResult, name: &str) -> &'a StationResult {
+    t.stations
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("no station {name}"))
+}
+
+fn close(what: &str, got: f64, want: f64, tol: f64) {
+    let err = (got - want).abs() / want;
+    assert!(
+        err <= tol,
+        "{what}: {got:.2} against {want:.2} ({:.2}% off, {:.1}% allowed)",
+        err * 100.0,
+        tol * 100.0
+    );
+}
+
+/// L = X W: requests in the system on average, against throughput times
+/// the mean response time.
+fn littles_law(t: &TimeResult) {
+    close(
+        "Little's law",
+        t.mean_in_system,
+        t.throughput_rps * t.latency_ns.mean / 1e9,
+        0.01,
+    );
+}
+
+const S: f64 = 10_000.0;
+
+fn open_poisson(rho: f64, servers: u32, service: &str, requests: u64) -> (TimeResult, f64) {
+    let lambda = rho * servers as f64 / S * 1e9;
+    let toml = single_queue(
+        requests,
+        S as u64,
+        S as u64,
+        0.0,
+        &format!("channels = {servers}\nservice = \"{service}\""),
+        &format!("[load]\ntype = \"open\"\nrate = {lambda}"),
+    );
+    let r = run(&toml);
+    let t = timed(&r).clone();
+    littles_law(&t);
+    (t, lambda / 1e9)
+}
+
+#[test]
+fn mm1_mean_wait() {
+    for rho in [0.5, 0.8] {
+        let (t, lambda) = open_poisson(rho, 1, "exponential", 2_000_000);
+        let want = theory::mm1_wait(lambda, S);
+        close(
+            &format!("M/M/1 wait at rho {rho}"),
+            station(&t, "srv").queue_ns,
+            want,
+            0.02,
+        );
+        close(
+            &format!("M/M/1 utilisation at rho {rho}"),
+            station(&t, "srv").utilization.unwrap(),
+            rho,
+            0.01,
+        );
+    }
+}
+
+#[test]
+fn md1_mean_wait() {
+    for rho in [0.5, 0.8] {
+        let (t, lambda) = open_poisson(rho, 1, "fixed", 1_000_000);
+        let want = theory::md1_wait(lambda, S);
+        close(
+            &format!("M/D/1 wait at rho {rho}"),
+            station(&t, "srv").queue_ns,
+            want,
+            0.02,
+        );
+    }
+}
+
+#[test]
+fn mmc_mean_wait_erlang_c() {
+    for rho in [0.5, 0.8] {
+        let (t, lambda) = open_poisson(rho, 4, "exponential", 2_000_000);
+        let want = theory::mmc_wait(lambda, S, 4);
+        close(
+            &format!("M/M/4 wait at rho {rho}"),
+            station(&t, "srv").queue_ns,
+            want,
+            0.02,
+        );
+    }
+}
+
+#[test]
+fn reads_first_matches_cobham() {
+    // Reads (class 0) 6 us, writes (class 1) 14 us, 30% writes: total
+    // utilisation 0.7 x 6 + 0.3 x 14 = 8.4 us per request.
+    let (read, write, w) = (6_000.0, 14_000.0, 0.3);
+    let mean = (1.0 - w) * read + w * write;
+    let lambda = 0.8 / mean;
+    let toml = single_queue(
+        2_000_000,
+        read as u64,
+        write as u64,
+        w,
+        "service = \"exponential\"\nreads_first = true",
+        &format!("[load]\ntype = \"open\"\nrate = {}", lambda * 1e9),
+    );
+    let r = run(&toml);
+    let t = timed(&r);
+    littles_law(t);
+    let waits = theory::cobham_priority_waits(&[
+        ((1.0 - w) * lambda, read, 2.0 * read * read),
+        (w * lambda, write, 2.0 * write * write),
+    ]);
+    // The station's mean wait per request mixes the classes by their shares.
+    let want = (1.0 - w) * waits[0] + w * waits[1];
+    close(
+        "priority wait (mixed)",
+        station(t, "srv").queue_ns,
+        want,
+        0.02,
+    );
+    // Without priority the same load waits as one M/G/1 queue.
+    let second = (1.0 - w) * 2.0 * read * read + w * 2.0 * write * write;
+    let fcfs = theory::mg1_wait(lambda, mean, second);
+    let r = run(&toml.replace("reads_first = true", ""));
+    close(
+        "FCFS wait (M/G/1)",
+        station(timed(&r), "srv").queue_ns,
+        fcfs,
+        0.02,
+    );
+}
+
+#[test]
+fn closed_network_matches_mva() {
+    // 10 clients thinking 100 us (exponential), a 2-core CPU of 30 us per
+    // request, one device of 12 us: every station exponential.
+    let (n, z, cpu, dev) = (10usize, 100_000.0, 30_000.0, 12_000.0);
+    let toml = single_queue(
+        1_000_000,
+        dev as u64,
+        dev as u64,
+        0.0,
+        "service = \"exponential\"",
+        &format!(
+            "[load]\ntype = \"closed\"\nclients = {n}\nthink = {{ dist = \"exponential\", mean = {z} }}\n\
+             [server]\ncpus = 2\ncpu = {{ dist = \"exponential\", mean = {cpu} }}"
+        ),
+    );
+    let r = run(&toml);
+    let t = timed(&r);
+    littles_law(t);
+    let m = theory::mva(
+        &[
+            theory::Station::Queue {
+                demand: cpu,
+                servers: 2,
+            },
+            theory::Station::Queue {
+                demand: dev,
+                servers: 1,
+            },
+        ],
+        n,
+        z,
+    );
+    close("MVA throughput", t.throughput_rps / 1e9, m.throughput, 0.02);
+    close("MVA response", t.latency_ns.mean, m.response, 0.02);
+    close(
+        "MVA CPU utilisation",
+        station(t, "cpu").utilization.unwrap(),
+        m.utilization[0],
+        0.02,
+    );
+    // The response-time law, R = N/X - Z, holds for any closed run.
+    close(
+        "response-time law",
+        t.latency_ns.mean,
+        theory::response_time_law(n, t.throughput_rps / 1e9, z),
+        0.01,
+    );
+}
+
+/// A 3-tier exclusive hierarchy with writes: every path of the cache layer
+/// (fills, demotions, write-backs to the backing store).
+const THREE_TIER: &str = r#"
+[workload]
+type = "zipf"
+alpha = 0.9
+objects = 20000
+requests = 200000
+object_size = 4096
+write_ratio = 0.3
+seed = 5
+
+[[tier]]
+tech = "DRAM-DDR3"
+capacity = "5%"
+[[tier]]
+tech = "NAND-SLC"
+capacity = "10%"
+policy = "clock"
+[[tier]]
+tech = "SSD-SATA"
+capacity = "20%"
+policy = "fifo"
+"#;
+
+#[test]
+fn one_closed_client_equals_the_serial_loop() {
+    let serial = run(THREE_TIER);
+    assert!(serial.time.is_none());
+    for load in [
+        "[load]\ntype = \"closed\"\nclients = 1",
+        "[load]\ntype = \"serial\"",
+    ] {
+        let closed = run(&format!("{THREE_TIER}\n{load}\n"));
+        let t = timed(&closed);
+        assert_eq!(closed.tiers, serial.tiers, "{load}");
+        assert_eq!(closed.backing, serial.backing);
+        assert_eq!(closed.access_time_ns, serial.access_time_ns);
+        assert_eq!(closed.amat_ns, serial.amat_ns);
+        // Exactly: charges are whole nanoseconds, so sums do not depend on
+        // their order.
+        assert_eq!(closed.total_time_ns, serial.total_time_ns, "{load}");
+        assert_eq!(closed.throughput_rps, serial.throughput_rps);
+        assert_eq!(t.latency_ns.mean, serial.amat_ns);
+        assert_eq!(t.queue_ns, 0.0);
+        littles_law(t);
+    }
+}
+
+#[test]
+fn wear_rates_follow_the_elapsed_time() {
+    // Concurrent clients finish the run sooner than the serial sum: the
+    // NAND tier's lifetime and drive writes per day are rates over the
+    // time the run reports, not over the serial sum it replaced.
+    let toml = format!("{THREE_TIER}\n[load]\ntype = \"closed\"\nclients = 16\n")
+        .replace("tech = \"NAND-SLC\"", "tech = \"NAND-SLC\"\nchannels = 8")
+        .replace("tech = \"SSD-SATA\"", "tech = \"SSD-SATA\"\nchannels = 8");
+    let r = run(&format!("{toml}[backing]\nchannels = 8\n"));
+    let serial = run(THREE_TIER);
+    assert!(
+        r.total_time_ns < serial.total_time_ns / 2.0,
+        "{} against {}",
+        r.total_time_ns,
+        serial.total_time_ns
+    );
+    let nand = &r.tiers[1];
+    let bytes = nand.wear.bytes_programmed as f64;
+    assert!(bytes > 0.0);
+    let s = r.total_time_ns / 1e9;
+    let cap = nand.capacity as f64;
+    close(
+        "lifetime_years",
+        nand.wear.lifetime_years.unwrap(),
+        1e5 * cap / (bytes / s) / tierlab_core::device::wear::SECONDS_PER_YEAR,
+        1e-9,
+    );
+    close(
+        "dwpd",
+        nand.wear.dwpd.unwrap(),
+        bytes / s * 86_400.0 / cap,
+        1e-9,
+    );
+}
+
+#[test]
+fn same_seed_same_result() {
+    let toml = format!(
+        "{THREE_TIER}\n[load]\ntype = \"closed\"\nclients = 8\nthink = {{ dist = \"exponential\", mean = \"20us\" }}\n[server]\ncpus = 2\ncpu = {{ dist = \"exponential\", mean = \"5us\" }}\n"
+    );
+    let toml = toml.replace(
+        "policy = \"clock\"",
+        "policy = \"clock\"\nservice = \"exponential\"\nchannels = 2",
+    );
+    let a = serde_json::to_string(&run(&toml)).unwrap();
+    let b = serde_json::to_string(&run(&toml)).unwrap();
+    assert_eq!(a, b);
+    let other =
+        serde_json::to_string(&run(&toml.replace("clients = 8", "clients = 8\nseed = 9"))).unwrap();
+    assert_ne!(a, other, "load.seed changes the draws");
+}
+
+#[test]
+fn concurrency_hides_a_slow_tier_until_a_station_saturates() {
+    // More clients overlap more device time: throughput grows with them
+    // until the busiest station saturates, and the response-time law holds.
+    let mut last = 0.0;
+    for n in [1, 4, 24] {
+        let toml = format!("{THREE_TIER}\n[load]\ntype = \"closed\"\nclients = {n}\n")
+            .replace("tech = \"NAND-SLC\"", "tech = \"NAND-SLC\"\nchannels = 8")
+            .replace("tech = \"SSD-SATA\"", "tech = \"SSD-SATA\"\nchannels = 8");
+        let r = run(&format!("{toml}[backing]\nchannels = 8\n"));
+        let t = timed(&r);
+        littles_law(t);
+        close(
+            &format!("response-time law, {n} clients"),
+            t.latency_ns.mean,
+            theory::response_time_law(n, t.throughput_rps / 1e9, 0.0),
+            0.01,
+        );
+        assert!(
+            t.throughput_rps > last,
+            "{n} clients: {} <= {last}",
+            t.throughput_rps
+        );
+        last = t.throughput_rps;
+        for s in &t.stations {
+            if let Some(u) = s.utilization {
+                assert!(u <= 1.0 + 1e-9, "{}: utilisation {u}", s.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn warmup_counts_from_its_end_and_keeps_the_cache_warm() {
+    let cold = run(THREE_TIER);
+    let warm = run(&THREE_TIER.replace("seed = 5", "seed = 5\n").replace(
+        "[[tier]]\ntech = \"DRAM-DDR3\"",
+        "[run]\nwarmup = \"50%\"\n[[tier]]\ntech = \"DRAM-DDR3\"",
+    ));
+    assert_eq!(warm.requests, 100_000);
+    assert!(warm.miss_ratio < cold.miss_ratio);
+    let passes = run(&format!(
+        "{THREE_TIER}\n[run]\npasses = 3\nwarmup = \"1 pass\"\n"
+    ));
+    assert_eq!(passes.requests, 400_000);
+    let timed_warm = run(&format!(
+        "{THREE_TIER}\n[run]\nwarmup = 50000\n[load]\ntype = \"closed\"\nclients = 4\n"
+    ));
+    let t = timed(&timed_warm);
+    assert_eq!(timed_warm.requests, 150_000);
+    assert_eq!(t.warmup_requests, 50_000);
+    assert!(t.warmup_ns > 0.0);
+    littles_law(t);
+}
