@@ -49,6 +49,9 @@ pub struct Config {
     pub techs: BTreeMap<String, TechOverride>,
     #[serde(default)]
     pub run: RunConfig,
+    /// Virtual memory: translation and paging of a memory trace (vm/).
+    #[serde(default)]
+    pub vm: Option<crate::vm::config::VmConfig>,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
@@ -323,6 +326,9 @@ impl Config {
         }
         if let Some(w) = &self.workload {
             w.source()?;
+        }
+        if let Some(vm) = &self.vm {
+            crate::vm::config::check_with(self, vm)?;
         }
         Ok(())
     }

@@ -17,6 +17,7 @@ pub mod index;
 pub mod mrc;
 pub mod policy;
 pub mod request;
+pub mod runner;
 pub mod sim;
 pub mod source;
 pub mod spec;
@@ -26,6 +27,7 @@ pub mod tech;
 pub mod tier;
 pub mod trace;
 pub mod units;
+pub mod vm;
 pub mod workloads;
 
 pub use error::Error;

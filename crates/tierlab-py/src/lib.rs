@@ -6,7 +6,8 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use tierlab_core::config::Config;
 use tierlab_core::cost::AccessCost;
-use tierlab_core::sim::{self, Simulation};
+use tierlab_core::runner::Runner;
+use tierlab_core::sim;
 use tierlab_core::tech::{Catalog, TechOverride, Technology};
 use tierlab_core::Error;
 
@@ -146,7 +147,7 @@ fn simulate(
     chunk: u64,
 ) -> Res<String> {
     let cfg = Config::from_json_str(config_json)?;
-    let mut s = py.allow_threads(|| Simulation::new(&cfg))?;
+    let mut s = py.allow_threads(|| Runner::new(&cfg))?;
     let mut p = Progress::new(progress, s.len_hint(), chunk);
     let r = py.allow_threads(|| -> Result<(), Error> {
         loop {

@@ -188,6 +188,11 @@ impl WorkloadConfig {
         })
     }
 
+    /// Whether the table sets `key` (other than `type` and `unit_size`).
+    pub fn has(&self, key: &str) -> bool {
+        self.params.contains_key(key)
+    }
+
     /// The concrete source, or the key that is wrong.
     pub fn source(&self) -> Result<Source, ConfigError> {
         let r = if self.kind == "trace" {
