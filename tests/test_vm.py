@@ -104,3 +104,27 @@ def test_bad_vm_input_exits_2_with_the_key(tmp_path: Path, cli: Callable[..., Ra
     r = cli("run", cfg)
     assert r.code == 0, r.err
     assert "TLB misses" in r.out and "major" in r.out
+
+
+def test_memtrace_holds_what_vm_reads_of_the_lackey_text(
+    tmp_path: Path, cli: Callable[..., Ran]
+) -> None:
+    t = lackey(tmp_path / "d.lackey", 20_000, 4, pids=(3, 4))
+    out = tmp_path / "d.memtrace"
+    r = cli("trace", "convert", t, out)
+    assert r.code == 0, r.err
+    assert out.stat().st_size == 8 + 16 * 20_000
+    for page in (512, 4096, 1 << 21):
+        a = tierlab.simulate(config(t, page_size=page, read_ahead=4)).summary
+        cfg = config(out, page_size=page, read_ahead=4)
+        cfg["workload"]["format"] = "memtrace"
+        b = tierlab.simulate(cfg).summary
+        for s in (a, b):
+            s.pop("workload")
+        assert a == b, page
+    # A trace without addresses is refused, naming the file and why.
+    oracle = tmp_path / "o.oracle"
+    assert cli("trace", "convert", t, oracle).code == 0
+    r = cli("trace", "convert", oracle, tmp_path / "x.memtrace")
+    assert r.code == 2, r.err
+    assert "has no memory addresses" in r.err and "Traceback" not in r.err

@@ -227,3 +227,36 @@ fn bad_input_names_the_key_or_the_file() {
         .to_string();
     assert!(e.contains(&empty.path().display().to_string()), "{e}");
 }
+
+/// memtrace reads at least 20x faster than the lackey text of the same
+/// references (the reader alone, best of three). Timed, so run on demand:
+/// `cargo test --release --test vm_checks -- --ignored`.
+#[test]
+#[ignore]
+fn memtrace_reads_20x_faster_than_lackey() {
+    use tierlab_core::config::Source;
+    let t = lackey(2_000_000, 7);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t.memtrace");
+    let lk = Source::Lackey(t.path().to_path_buf(), 0, false, false);
+    let n = tierlab_core::trace::memtrace::write_memtrace(&lk, &out, |_| true).unwrap();
+    assert_eq!(n, 2_000_000);
+    let time = |s: &Source| {
+        (0..3)
+            .map(|_| {
+                let start = std::time::Instant::now();
+                let mut src = tierlab_core::source::open(s).unwrap();
+                let mut buf = Vec::new();
+                let mut sum = 0u64;
+                while src.next_batch(&mut buf, 4096).unwrap() > 0 {
+                    sum = buf.iter().fold(sum, |a, r| a ^ r.key);
+                }
+                std::hint::black_box(sum);
+                start.elapsed().as_secs_f64()
+            })
+            .fold(f64::INFINITY, f64::min)
+    };
+    let (a, b) = (time(&lk), time(&Source::Memtrace(out)));
+    eprintln!("lackey {a:.3} s, memtrace {b:.4} s: {:.1}x", a / b);
+    assert!(a / b >= 20.0, "{:.1}x", a / b);
+}

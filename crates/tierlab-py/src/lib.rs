@@ -357,22 +357,33 @@ fn trace_stats(
     Ok(serde_json::to_string(&st).expect("stats serialise"))
 }
 
-/// trace_convert(config_json, out_path, csv=False, progress=None) -> str
+/// trace_convert(config_json, out_path, csv=False, progress=None, memtrace=False) -> str
 ///
 /// Writes the config's workload as an oracleGeneral file, or with `csv` as
-/// CSV `time,key,size,op` with a header (operations kept); returns its stats
-/// as JSON.
+/// CSV `time,key,size,op` with a header (operations kept), or with
+/// `memtrace` as tierlab's binary memory trace (by byte address); returns
+/// its stats as JSON.
 #[pyfunction]
-#[pyo3(signature = (config_json, out_path, csv=false, progress=None))]
+#[pyo3(signature = (config_json, out_path, csv=false, progress=None, memtrace=false))]
 fn trace_convert(
     py: Python<'_>,
     config_json: &str,
     out_path: std::path::PathBuf,
     csv: bool,
     progress: Option<Bound<'_, PyAny>>,
+    memtrace: bool,
 ) -> Res<String> {
     let source = workload_source(config_json)?;
     let mut rep = Progress::new(progress, None, EVERY);
+    if memtrace {
+        let r = py.allow_threads(|| {
+            tierlab_core::trace::memtrace::write_memtrace(&source, &out_path, |n| rep.tick(n))?;
+            let written = tierlab_core::config::Source::Memtrace(out_path.clone());
+            sim::trace_stats(&written, |_| true).map_err(Error::from)
+        });
+        let st = rep.finish(r)?;
+        return Ok(serde_json::to_string(&st).expect("stats serialise"));
+    }
     let r = py.allow_threads(|| {
         let tick = |n| rep.tick(n);
         if csv {

@@ -44,6 +44,8 @@ pub struct Paging {
     store: Store,
     first_touch: FirstTouch,
     read_ahead: u64,
+    /// The page size: the size of the frames' entries (bytes in and out).
+    page: u32,
     /// Pages ever brought into memory.
     touched: KeySet,
     /// Pages with a valid copy on the swap device.
@@ -76,6 +78,7 @@ impl Paging {
             store: Store::new(),
             first_touch: c.first_touch,
             read_ahead: c.read_ahead.max(1) as u64,
+            page: c.page_bytes() as u32,
             touched: KeySet::default(),
             on_swap: KeySet::default(),
             unmapped: KeySet::default(),
@@ -111,7 +114,7 @@ impl Paging {
         self.victims.clear();
         let req = Request {
             key,
-            size: 1,
+            size: self.page,
             op: if write {
                 crate::Op::Write
             } else {
@@ -173,7 +176,7 @@ impl Paging {
             }
             let req = Request {
                 key: k,
-                size: 1,
+                size: self.page,
                 ..Request::default()
             };
             self.insert(&req, false, f);

@@ -27,7 +27,7 @@ pub fn byte_source(source: Source) -> Result<Source, ConfigError> {
     match source {
         // Unit 0: one request per access, keyed by its byte address.
         Source::Lackey(p, _, instr, skip) => Ok(Source::Lackey(p, 0, instr, skip)),
-        s @ Source::Csv(..) => Ok(s),
+        s @ (Source::Csv(..) | Source::Memtrace(..)) => Ok(s),
         other => Err(ConfigError::at(
             "workload",
             format!(
