@@ -93,6 +93,10 @@ pub struct RunResult {
     /// Not part of the summary: served separately as a table.
     #[serde(skip)]
     pub timeline: Timeline,
+    /// Translation and fault figures of a `[vm]` run (null otherwise).
+    pub vm: Option<crate::vm::VmResult>,
+    /// Each process's (address space's) figures of a `[vm]` run.
+    pub processes: Vec<crate::vm::ProcessResult>,
 }
 
 pub(crate) fn ratio(a: u64, b: u64) -> f64 {
@@ -191,6 +195,8 @@ impl RunResult {
             skipped_records: 0,
             warnings,
             timeline,
+            vm: None,
+            processes: Vec::new(),
         }
     }
 }
