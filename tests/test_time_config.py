@@ -87,11 +87,6 @@ def test_bad_time_keys(
     assert_bad(cli("run", config(tmp_path, **keys), "--json"), *needles)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine gap: a duration warm-up longer than the run is not refused; "
-    "the run counts every request instead of none (sim.rs checks request counts only)",
-)
 def test_warmup_duration_longer_than_the_run(cli: Callable[..., Ran], tmp_path: Path) -> None:
     assert_bad(
         cli("run", config(tmp_path, CLOSED + '[run]\nwarmup = "100s"\n'), "--json"), "run.warmup"

@@ -39,6 +39,7 @@ def trace_convert(
     out_path: str | PathLike[str],
     csv: bool = False,
     progress: Callable[[int, int | None], object] | None = None,
+    memtrace: bool = False,
 ) -> str: ...
 def mrc(
     config_json: str,

@@ -101,6 +101,8 @@ def print_run(s: dict[str, Any]) -> None:
     )
     if s.get("time"):
         print_time(s["time"])
+    if s.get("vm"):
+        print_vm(console(), s["vm"], s.get("processes") or [])
 
 
 #: Per-client rows printed; the rest are summed up in one line (`--json`
@@ -179,6 +181,41 @@ def print_time(tm: dict[str, Any]) -> None:
                 f"{human_ns(lat_sum / n if n else 0.0)} mean, "
                 f"{sum(r['throughput_rps'] for r in rest):,.0f} req/s"
             )
+
+
+def print_vm(c: Console, v: dict[str, Any], procs: list[dict[str, Any]]) -> None:
+    """The translation and fault lines of a [vm] run, and a row per process."""
+    c.print(
+        f"vm: page {human_bytes(v['page_size'])}, {v['frames']:,} frames; "
+        f"references {v['references']:,}, translations {v['translations']:,}, "
+        f"pages touched {v['pages_touched']:,}"
+    )
+    c.print(
+        f"TLB misses {v['tlb_misses']:,} (ratio {v['tlb_miss_ratio']:.6f}), walks "
+        f"{v['walks']:,} ({v['walk_references']:,} memory references)"
+    )
+    c.print(
+        f"faults: minor {v['minor_faults']:,}, major {v['major_faults']:,} "
+        f"(rate {v['fault_rate']:.6f}); swap-outs {v['swap_outs']:,}, pages read "
+        f"{v['pages_read']:,} ({v['read_ahead_pages']:,} read ahead)"
+    )
+    c.print(
+        f"T_addr {human_ns(v['t_addr_ns'])} + T_data {human_ns(v['t_data_ns'])}; "
+        f"AMAT {human_ns(v['amat_ns'])}"
+    )
+    t = Table(title="processes", title_justify="left")
+    for col in ("pid", "references", "runtime", "minor faults", "major faults", "TLB misses"):
+        t.add_column(col, justify="right")
+    for p in procs:
+        t.add_row(
+            str(p["pid"]),
+            f"{p['references']:,}",
+            human_ns(p["runtime_ns"]),
+            f"{p['minor_faults']:,}",
+            f"{p['major_faults']:,}",
+            f"{p['tlb_misses']:,}",
+        )
+    c.print(t)
 
 
 def print_techs(techs: list[dict[str, Any]]) -> None:

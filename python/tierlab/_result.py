@@ -26,7 +26,10 @@ class RunResult:
         the engine's lines about figures to distrust (a tier that refused
         objects larger than its capacity: ``rejected`` in its dict), which
         ``tierlab run`` prints on stderr; ``latency_ns`` and ``time``, the
-        time model's figures (null without one; see :attr:`time`).
+        time model's figures (null without one; see :attr:`time`); ``vm``,
+        the translation and fault figures of a ``[vm]`` run (None otherwise),
+        and ``processes``, one dict per process of a ``[vm]`` run
+        (docs/vm.md).
     timeline_data
         One point every ``run.interval`` requests: ``requests``, and
         ``lookups`` (reads and writes), ``miss_ratio`` and ``amat_ns`` over
@@ -87,6 +90,26 @@ class RunResult:
         cols = ["requests", "mean_latency_ns", "throughput_rps"]
         rows = (self.time or {}).get("per_client") or []
         return pd.DataFrame(rows, columns=["client", *cols]).set_index("client")
+
+    @property
+    def vm(self) -> pd.DataFrame:
+        """The ``[vm]`` figures (docs/vm.md) as a one-row DataFrame:
+        ``r.vm.loc[0, "tlb_miss_ratio"]``; no rows without ``[vm]``."""
+        import pandas as pd
+
+        v = self.summary.get("vm")
+        return pd.DataFrame([v] if v else [])
+
+    @property
+    def processes(self) -> pd.DataFrame:
+        """One row per process (address space) of a ``[vm]`` run, indexed
+        by pid: ``references``, ``runtime_ns``, ``minor_faults``,
+        ``major_faults``, ``tlb_misses``; no rows without ``[vm]``."""
+        import pandas as pd
+
+        rows = self.summary.get("processes") or []
+        cols = ["pid", "references", "runtime_ns", "minor_faults", "major_faults", "tlb_misses"]
+        return pd.DataFrame(rows, columns=cols).set_index("pid")
 
     @property
     def timeline(self) -> pd.DataFrame:

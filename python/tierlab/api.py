@@ -143,9 +143,12 @@ def output_format(out: str | os.PathLike[str], given: str | None = None) -> str:
     """The format a trace is written in: ``given``, else ``"csv"`` for a
     name ending in ``.csv`` or ``.txt``, else ``"oracle"``."""
     if given is None:
-        return "csv" if str(out).lower().endswith((".csv", ".txt")) else "oracle"
-    if given not in ("oracle", "csv"):
-        raise ConfigError(f"output format {given!r}; expected oracle or csv")
+        name = str(out).lower().removesuffix(".zst")
+        if name.endswith(".memtrace"):
+            return "memtrace"
+        return "csv" if name.endswith((".csv", ".txt")) else "oracle"
+    if given not in ("oracle", "csv", "memtrace"):
+        raise ConfigError(f"output format {given!r}; expected oracle, csv or memtrace")
     return given
 
 
@@ -182,15 +185,19 @@ def trace_convert(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Writes a trace file or a config's workload as oracleGeneral (with
-    next-access times; no operation field) or as CSV (``time,key,size,op``
-    with a header, operations kept); returns the trace's stats.
+    next-access times; no operation field), as CSV (``time,key,size,op``
+    with a header, operations kept) or, from a memory trace, as memtrace
+    (tierlab's binary memory trace by byte address, docs/vm.md); returns
+    the trace's stats.
 
-    ``format`` is the input's format; ``to`` the output's (``"oracle"`` or
-    ``"csv"``; default ``"csv"`` when ``out`` ends in ``.csv`` or ``.txt``).
+    ``format`` is the input's format; ``to`` the output's (``"oracle"``,
+    ``"csv"`` or ``"memtrace"``; default ``"csv"`` when ``out`` ends in
+    ``.csv`` or ``.txt``, ``"memtrace"`` for ``.memtrace``).
     """
     to = output_format(out, to)
     wl = _workload(source, format, skip_bad=skip_bad)
-    return dict(json.loads(_core.trace_convert(wl, out, to == "csv", progress)))
+    raw = _core.trace_convert(wl, out, to == "csv", progress, to == "memtrace")
+    return dict(json.loads(raw))
 
 
 #: The benchmark generators ``trace_generate`` takes (the engine's registry).

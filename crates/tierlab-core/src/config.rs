@@ -49,6 +49,9 @@ pub struct Config {
     pub techs: BTreeMap<String, TechOverride>,
     #[serde(default)]
     pub run: RunConfig,
+    /// Virtual memory: translation and paging of a memory trace (vm/).
+    #[serde(default)]
+    pub vm: Option<crate::vm::config::VmConfig>,
     /// How requests arrive (time/): absent, serial.
     pub load: Option<crate::time::config::LoadConfig>,
     /// The CPU station and network link (time/).
@@ -439,6 +442,9 @@ impl Config {
             }
         }
         crate::time::validate(self)?;
+        if let Some(vm) = &self.vm {
+            crate::vm::config::check_with(self, vm)?;
+        }
         Ok(())
     }
 

@@ -18,6 +18,7 @@ pub mod index;
 pub mod mrc;
 pub mod policy;
 pub mod request;
+pub mod runner;
 pub mod sim;
 pub mod source;
 pub mod spec;
@@ -28,6 +29,7 @@ pub mod tier;
 pub mod time;
 pub mod trace;
 pub mod units;
+pub mod vm;
 pub mod workloads;
 
 pub use error::Error;

@@ -391,6 +391,11 @@ impl Simulation {
     /// times for Belady); false from it stops them.
     pub fn with_progress(cfg: &Config, mut progress: impl Progress) -> Result<Self, Error> {
         use crate::time::config::Warmup;
+        if cfg.vm.is_some() {
+            return Err(
+                ConfigError::at("vm", "a [vm] run is a runner::Runner's (vm::VmRun)").into(),
+            );
+        }
         let run = RunSetup::new(cfg, &[], &mut progress)?;
         let (mut h, meta) = build_hierarchy(cfg, run.footprint, run.unit_size, run.seed)?;
         let batches = run.open(BATCH, &mut progress)?;

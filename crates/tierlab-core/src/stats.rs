@@ -97,6 +97,10 @@ pub struct RunResult {
     /// Not part of the summary: served separately as a table.
     #[serde(skip)]
     pub timeline: Timeline,
+    /// Translation and fault figures of a `[vm]` run (null otherwise).
+    pub vm: Option<crate::vm::VmResult>,
+    /// Each process's (address space's) figures of a `[vm]` run.
+    pub processes: Vec<crate::vm::ProcessResult>,
 }
 
 pub(crate) fn ratio(a: u64, b: u64) -> f64 {
@@ -139,7 +143,12 @@ impl RunResult {
             .map(|(tier, m)| {
                 // The serial run's simulated time; a time model's elapsed
                 // time replaces it (`apply_time`).
-                let (wear, swap_pages) = TierWear::of(tier, &m.medium, unit_size, total / 1e9);
+                let (wear, swap_pages) = TierWear::of(
+                    tier,
+                    &m.medium,
+                    (!unit_size).then_some(tier.capacity),
+                    total / 1e9,
+                );
                 let mut counters = tier.c.clone();
                 counters.pages_programmed += swap_pages;
                 TierResult {
@@ -205,6 +214,8 @@ impl RunResult {
             skipped_records: 0,
             warnings,
             timeline,
+            vm: None,
+            processes: Vec::new(),
         }
     }
 }

@@ -6,7 +6,8 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use tierlab_core::config::Config;
 use tierlab_core::cost::AccessCost;
-use tierlab_core::sim::{self, Simulation};
+use tierlab_core::runner::Runner;
+use tierlab_core::sim;
 use tierlab_core::tech::{Catalog, TechOverride, Technology};
 use tierlab_core::Error;
 
@@ -146,7 +147,7 @@ fn simulate(
     chunk: u64,
 ) -> Res<String> {
     let cfg = Config::from_json_str(config_json)?;
-    let mut s = py.allow_threads(|| Simulation::new(&cfg))?;
+    let mut s = py.allow_threads(|| Runner::new(&cfg))?;
     let mut p = Progress::new(progress, s.len_hint(), chunk);
     let r = py.allow_threads(|| -> Result<(), Error> {
         loop {
@@ -356,22 +357,33 @@ fn trace_stats(
     Ok(serde_json::to_string(&st).expect("stats serialise"))
 }
 
-/// trace_convert(config_json, out_path, csv=False, progress=None) -> str
+/// trace_convert(config_json, out_path, csv=False, progress=None, memtrace=False) -> str
 ///
 /// Writes the config's workload as an oracleGeneral file, or with `csv` as
-/// CSV `time,key,size,op` with a header (operations kept); returns its stats
-/// as JSON.
+/// CSV `time,key,size,op` with a header (operations kept), or with
+/// `memtrace` as tierlab's binary memory trace (by byte address); returns
+/// its stats as JSON.
 #[pyfunction]
-#[pyo3(signature = (config_json, out_path, csv=false, progress=None))]
+#[pyo3(signature = (config_json, out_path, csv=false, progress=None, memtrace=false))]
 fn trace_convert(
     py: Python<'_>,
     config_json: &str,
     out_path: std::path::PathBuf,
     csv: bool,
     progress: Option<Bound<'_, PyAny>>,
+    memtrace: bool,
 ) -> Res<String> {
     let source = workload_source(config_json)?;
     let mut rep = Progress::new(progress, None, EVERY);
+    if memtrace {
+        let r = py.allow_threads(|| {
+            tierlab_core::trace::memtrace::write_memtrace(&source, &out_path, |n| rep.tick(n))?;
+            let written = tierlab_core::config::Source::Memtrace(out_path.clone());
+            sim::trace_stats(&written, |_| true).map_err(Error::from)
+        });
+        let st = rep.finish(r)?;
+        return Ok(serde_json::to_string(&st).expect("stats serialise"));
+    }
     let r = py.allow_threads(|| {
         let tick = |n| rep.tick(n);
         if csv {

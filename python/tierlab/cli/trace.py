@@ -42,8 +42,9 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     conv.add_argument("output", help="oracleGeneral file to write")
     conv.add_argument(
         "--to",
-        choices=["oracle", "csv"],
-        help="output format (default: csv for an OUTPUT ending in .csv or .txt, else oracle)",
+        choices=["oracle", "csv", "memtrace"],
+        help="output format (default: csv for an OUTPUT ending in .csv or .txt, memtrace for "
+        ".memtrace, else oracle); memtrace: a memory trace (lackey) by byte address, binary",
     )
     add_trace_opts(conv)
     gen = tsub.add_parser(

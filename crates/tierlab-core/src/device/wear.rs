@@ -114,10 +114,16 @@ pub struct TierWear {
 }
 
 impl TierWear {
-    /// The wear of `tier`, of medium `tech`, over `seconds` of simulated
-    /// time. Also returns the pages a flashcache tier's swaps programmed,
-    /// which the tier's own counter (per write) does not include.
-    pub fn of(tier: &Tier, tech: &Technology, unit_size: bool, seconds: f64) -> (Self, u64) {
+    /// The wear of `tier`, of medium `tech` and `capacity_bytes` (None when
+    /// its capacity counts objects), over `seconds` of simulated time. Also
+    /// returns the pages a flashcache tier's swaps programmed, which the
+    /// tier's own counter (per write) does not include.
+    pub fn of(
+        tier: &Tier,
+        tech: &Technology,
+        capacity_bytes: Option<u64>,
+        seconds: f64,
+    ) -> (Self, u64) {
         let bw: Option<BlockWear> = tier.block_wear();
         let swap_bytes = bw.as_ref().map_or(0, |b| b.swap_bytes_programmed);
         let bytes = tier.c.bytes_in + swap_bytes;
@@ -129,8 +135,7 @@ impl TierWear {
         };
         let capacity = match &bw {
             Some(b) => Some(b.capacity_bytes as f64),
-            None if !unit_size => Some(tier.capacity as f64),
-            None => None,
+            None => capacity_bytes.map(|c| c as f64),
         };
         let timed = seconds > 0.0 && seconds.is_finite();
         let rate_of = |f: &dyn Fn(f64) -> f64| capacity.filter(|_| timed).map(f);

@@ -6,7 +6,7 @@
 
 use super::Source;
 use crate::trace::csv::CsvOptions;
-use crate::trace::{csv, lackey, msr, oracle, strace, twitter};
+use crate::trace::{csv, lackey, memtrace, msr, oracle, strace, twitter};
 use crate::units::Size;
 use serde::Deserialize;
 use std::io::Read;
@@ -100,6 +100,7 @@ registry! {
     Lackey => "lackey", lackey::Lackey;
     Msr => "msr", msr::Msr;
     Twitter => "twitter", twitter::Twitter;
+    Memtrace => "memtrace", memtrace::Memtrace;
 }
 
 impl Format {
@@ -155,6 +156,8 @@ pub fn guess_from(head: Option<&[u8]>, path: &Path) -> Option<(Format, &'static 
         Format::Strace
     } else if name.ends_with(".lackey") {
         Format::Lackey
+    } else if name.ends_with(".memtrace") {
+        Format::Memtrace
     } else {
         return None;
     };

@@ -38,6 +38,8 @@ pub enum Source {
     Msr(PathBuf, u32, bool),
     /// Twitter cache-trace CSV; skip malformed lines.
     Twitter(PathBuf, bool),
+    /// tierlab memtrace (binary, byte-addressed).
+    Memtrace(PathBuf),
 }
 
 impl Source {
@@ -50,7 +52,8 @@ impl Source {
             | Source::Strace(p, ..)
             | Source::Lackey(p, ..)
             | Source::Msr(p, ..)
-            | Source::Twitter(p, ..) => Some(p),
+            | Source::Twitter(p, ..)
+            | Source::Memtrace(p) => Some(p),
         }
     }
 }
@@ -71,6 +74,7 @@ pub fn open(source: &Source) -> Result<Box<dyn TraceSource>, TraceError> {
         }
         Source::Msr(path, page, skip) => Box::new(MsrReader::open(path, *page, *skip)?),
         Source::Twitter(path, skip) => Box::new(TwitterReader::open(path, *skip)?),
+        Source::Memtrace(path) => Box::new(crate::trace::memtrace::MemtraceReader::open(path)?),
     })
 }
 
@@ -186,6 +190,11 @@ impl WorkloadConfig {
             seed,
             params,
         })
+    }
+
+    /// Whether the table sets `key` (other than `type` and `unit_size`).
+    pub fn has(&self, key: &str) -> bool {
+        self.params.contains_key(key)
     }
 
     /// The concrete source, or the key that is wrong.

@@ -227,21 +227,25 @@ pub struct Engine {
 impl Engine {
     pub fn new(m: Model) -> Self {
         let mut stations = Vec::new();
-        let mut add = |name: String, servers: u32| {
-            stations.push(Station::new(name, servers));
+        // Stations of one class are FCFS by Lindley's recursion
+        // (station.rs); `reads_first` and lazy write-backs need the queue.
+        let mut add_as = |name: String, servers: u32, fcfs: bool| {
+            let s = Station::new(name, servers);
+            stations.push(if fcfs { s.first_come_first_served() } else { s });
             (stations.len() - 1) as u16
         };
         let cpu_station = match (m.cpus, m.cpu.is_some() || m.stack.per_request_ns > 0.0) {
-            (Some(c), _) => Some(add("cpu".into(), c)),
-            (None, true) => Some(add("cpu".into(), UNLIMITED)),
+            (Some(c), _) => Some(add_as("cpu".into(), c, true)),
+            (None, true) => Some(add_as("cpu".into(), UNLIMITED, true)),
             (None, false) => None,
         };
-        let link_station = (m.link_ns_per_byte > 0.0).then(|| add("link".into(), 1));
+        let link_station = (m.link_ns_per_byte > 0.0).then(|| add_as("link".into(), 1, true));
         let mut devs = Vec::new();
         for d in &m.devices {
-            let read = add(d.name.clone(), d.channels);
+            let fcfs = !d.reads_first && d.lazy.is_none();
+            let read = add_as(d.name.clone(), d.channels, fcfs);
             let write = if d.read_while_write {
-                add(format!("{} (writes)", d.name), d.channels)
+                add_as(format!("{} (writes)", d.name), d.channels, fcfs)
             } else {
                 read
             };
@@ -692,7 +696,18 @@ impl Engine {
     fn arrive(&mut self, j: u32) {
         let job = &self.jobs[j as usize];
         let st = job.stages[job.at];
-        if self.stations[st.station as usize].arrive(self.now, j, st.class as usize, st.service) {
+        let station = &mut self.stations[st.station as usize];
+        if station.is_fcfs() {
+            let (end, waited) = station.start_fcfs(self.now, st.service);
+            let job = &mut self.jobs[j as usize];
+            job.wait += waited;
+            if job.counted {
+                self.tally.station_wait[st.station as usize] += waited as u128;
+            }
+            self.schedule(end, j);
+            return;
+        }
+        if station.arrive(self.now, j, st.class as usize, st.service) {
             self.schedule(self.now + st.service, j);
         }
     }
@@ -707,7 +722,10 @@ impl Engine {
         }
         let st = job.stages[job.at];
         let jobs = &self.jobs;
-        if let Some((next, waited)) = self.stations[st.station as usize].depart(self.now, |k| {
+        let station = &mut self.stations[st.station as usize];
+        if station.is_fcfs() {
+            // Nothing waits in an FCFS station's queue (`start_fcfs`).
+        } else if let Some((next, waited)) = station.depart(self.now, |k| {
             let jb = &jobs[k as usize];
             jb.stages[jb.at].service
         }) {

@@ -41,7 +41,7 @@ pub fn has_timestamps(s: &crate::source::Source) -> bool {
     match s {
         Source::Oracle(_) | Source::Msr(..) | Source::Twitter(..) | Source::Strace(..) => true,
         Source::Csv(_, opts, _) => opts.time != 0,
-        Source::Lackey(..) | Source::Synth(_) | Source::Workload(_) => false,
+        Source::Lackey(..) | Source::Memtrace(_) | Source::Synth(_) | Source::Workload(_) => false,
     }
 }
 
@@ -154,6 +154,12 @@ pub fn validate(cfg: &Config) -> Result<(), ConfigError> {
         if let Some(c) = &s.cpu {
             c.check("server.cpu")?;
         }
+    }
+    if cfg.vm.is_some() && configured(cfg) {
+        return Err(ConfigError::at(
+            "vm",
+            "a [vm] run has no time model yet: leave out [load], [server], [stack] and the device keys",
+        ));
     }
     if cfg.run.passes == 0 {
         return Err(ConfigError::at(

@@ -2,8 +2,10 @@
 //! lines `I  addr,size` (instruction fetch), ` L addr,size` (load),
 //! ` S addr,size` (store), ` M addr,size` (modify: a load and a store of the
 //! same data, counted as one write). Each access becomes one request per
-//! unit (page or cache line) it touches, keyed by address / unit. Lines that
-//! are Valgrind's own messages (`==pid== ...`) are skipped.
+//! unit (page or cache line) it touches, keyed by address / unit; with unit
+//! 0 (the virtual-memory layer's byte addressing) one request per access,
+//! keyed by its address, of its size. Lines that are Valgrind's own
+//! messages (`==pid== ...`) are skipped; their pid becomes the requests'.
 
 use super::lines::{LineParser, Lines, TextReader};
 use super::TraceError;
@@ -15,7 +17,10 @@ use std::path::{Path, PathBuf};
 pub type LackeyReader = TextReader<LackeyParser>;
 
 pub struct LackeyParser {
+    /// Bytes per request; 0: by byte address, one request per access.
     unit: u64,
+    /// From Valgrind's `==pid==` lines.
+    pid: u32,
     instructions: bool,
     /// Requests emitted so far: the trace has no clock, so this is the time.
     count: u64,
@@ -24,7 +29,8 @@ pub struct LackeyParser {
 }
 
 impl LackeyReader {
-    /// `unit`: bytes per request (4096 for pages, 64 for cache lines).
+    /// `unit`: bytes per request (4096 for pages, 64 for cache lines), or
+    /// 0 for one request per access at its byte address.
     /// `instructions`: also turn instruction fetches into reads.
     pub fn open(
         path: &Path,
@@ -35,7 +41,8 @@ impl LackeyReader {
         Ok(TextReader::new(
             Lines::open(path, skip_bad)?,
             LackeyParser {
-                unit: unit.max(1) as u64,
+                unit: unit as u64,
+                pid: 0,
                 instructions,
                 count: 0,
                 pending: None,
@@ -45,9 +52,16 @@ impl LackeyReader {
 }
 
 impl LackeyParser {
-    /// Parses a line into (first unit, last unit, op), or None to skip it.
-    fn access(&self, t: &[u8]) -> Result<Option<(u64, u64, Op)>, String> {
-        if t.is_empty() || t.starts_with(b"==") || t.starts_with(b"--") {
+    /// Parses a line into (first unit, last unit, op), or None to skip it;
+    /// with unit 0, (address, size, op).
+    fn access(&mut self, t: &[u8]) -> Result<Option<(u64, u64, Op)>, String> {
+        if t.starts_with(b"==") || t.starts_with(b"--") {
+            if let Some(pid) = valgrind_pid(t) {
+                self.pid = pid;
+            }
+            return Ok(None);
+        }
+        if t.is_empty() {
             return Ok(None);
         }
         let show = || String::from_utf8_lossy(&t[..t.len().min(60)]).into_owned();
@@ -81,9 +95,19 @@ impl LackeyParser {
             .trim()
             .parse()
             .map_err(|_| format!("{:?}: size is not a number", show()))?;
-        let last = addr + size.max(1) - 1;
+        if self.unit == 0 {
+            return Ok(Some((addr, size.clamp(1, u32::MAX as u64), op)));
+        }
+        let last = addr.saturating_add(size.max(1) - 1);
         Ok(Some((addr / self.unit, last / self.unit, op)))
     }
+}
+
+/// The pid of a Valgrind message line, `==1234== ...`.
+fn valgrind_pid(t: &[u8]) -> Option<u32> {
+    let rest = &t[2..];
+    let end = rest.iter().position(|&b| b == b'=' || b == b'-')?;
+    std::str::from_utf8(&rest[..end]).ok()?.parse().ok()
 }
 
 /// An access covers a range of units: parsing queues the range, and
@@ -99,15 +123,26 @@ impl LineParser for LackeyParser {
 
     fn pending(&mut self) -> Option<Request> {
         let (first, last, op) = self.pending?;
-        self.pending = (first < last).then_some((first + 1, last, op));
         let time = self.count;
         self.count += 1;
+        if self.unit == 0 {
+            self.pending = None;
+            return Some(Request {
+                time,
+                key: first,
+                size: last as u32,
+                op,
+                pid: self.pid,
+                next_access: -1,
+            });
+        }
+        self.pending = (first < last).then_some((first + 1, last, op));
         Some(Request {
             time,
             key: first,
             size: self.unit as u32,
             op,
-            pid: 0,
+            pid: self.pid,
             next_access: -1,
         })
     }
@@ -186,6 +221,21 @@ mod tests {
         );
         assert_eq!(read(t, 4096, true).unwrap()[0], (0x4000, Op::Read));
         assert_eq!(read(" L 40,8\n", 64, false).unwrap(), vec![(1, Op::Read)]);
+    }
+
+    #[test]
+    fn by_byte_address_with_the_pid() {
+        let t = "==77== Lackey\n L 1ffc,8\n--78-- x\n S 10,4\n";
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(t.as_bytes()).unwrap();
+        let mut r = LackeyReader::open(f.path(), 0, false, false).unwrap();
+        let mut buf = Vec::new();
+        r.next_batch(&mut buf, 10).unwrap();
+        let got: Vec<_> = buf.iter().map(|q| (q.key, q.size, q.op, q.pid)).collect();
+        assert_eq!(
+            got,
+            vec![(0x1ffc, 8, Op::Read, 77), (0x10, 4, Op::Write, 78)]
+        );
     }
 
     #[test]

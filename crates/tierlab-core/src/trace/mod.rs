@@ -5,6 +5,7 @@ pub mod capture;
 pub mod csv;
 pub mod lackey;
 pub mod lines;
+pub mod memtrace;
 pub mod msr;
 pub mod next_access;
 pub mod oracle;

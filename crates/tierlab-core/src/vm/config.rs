@@ -1,0 +1,295 @@
+//! `[vm]`: the virtual-memory layer's parameters, their schema and their
+//! checks (every error names its key path, `vm.tlb.ways`).
+//!
+//! The memory the frames live in is `tier[0]` (its technology and
+//! capacity: frames = capacity / page size); the swap device is
+//! `[backing]`. The page size applies at simulation time, so one
+//! byte-addressed trace serves a whole page-size sweep.
+
+use crate::config::ConfigError;
+use crate::policy::PolicySpec;
+use crate::units::{Nanos, Size};
+use serde::{Deserialize, Serialize};
+
+/// Smallest and largest page: 512 B is the smallest page "Storage-class
+/// memory and the page size" considers (a last-level cache block); 1 GiB
+/// is x86-64's largest page.
+pub const MIN_PAGE: u64 = 512;
+pub const MAX_PAGE: u64 = 1 << 30;
+/// Most pages read ahead on a major fault (Linux's swap cluster, the bound
+/// "Issues in File Caching and Virtual Memory Paging with Fast SCM Storage" states).
+pub const MAX_READ_AHEAD: u32 = 128;
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct VmConfig {
+    /// Bytes per page, a power of two from 512 B to 1 GiB.
+    #[serde(default = "page_4k")]
+    pub page_size: Size,
+    /// The first-level TLB (data, and instructions unless `itlb` is given).
+    #[serde(default)]
+    pub tlb: TlbConfig,
+    /// A second-level TLB, looked up after a first-level miss.
+    pub tlb2: Option<TlbConfig>,
+    /// Page-table walks: levels and an optional page-walk cache.
+    #[serde(default)]
+    pub walk: WalkConfig,
+    /// The page-replacement policy of the frames (second-chance CLOCK by
+    /// default, as in "Issues in File Caching and Virtual Memory Paging with Fast SCM Storage").
+    #[serde(default = "clock")]
+    pub policy: PolicySpec,
+    /// Pages read per major fault (the faulting page's aligned cluster),
+    /// 1 = the faulting page alone (off), at most 128.
+    #[serde(default = "one")]
+    pub read_ahead: u32,
+    /// Where a page touched for the first time comes from: `zero-fill`
+    /// (anonymous memory: a minor fault) or `swap` (the page is on the
+    /// swap device already: a major fault, as in a trace-driven model where
+    /// every page starts on storage).
+    #[serde(default)]
+    pub first_touch: FirstTouch,
+    /// Handler cost of a minor and of a major fault (software only; the
+    /// device's time is added to a major fault). 0 by default: the banded
+    /// model of "Issues in File Caching and Virtual Memory Paging with Fast SCM Storage" charges none.
+    #[serde(default)]
+    pub fault_minor_ns: Nanos,
+    #[serde(default)]
+    pub fault_major_ns: Nanos,
+    /// Dirty pages written to the swap device on eviction are on the
+    /// faulting reference's critical path (synchronous reclaim).
+    #[serde(default = "yes")]
+    pub sync_swap_out: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum FirstTouch {
+    #[default]
+    ZeroFill,
+    Swap,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TlbConfig {
+    /// Translations held; need not be a power of two.
+    pub entries: u32,
+    /// Entries per set (LRU within a set); `entries` = fully associative.
+    pub ways: Option<u32>,
+    /// Time of a lookup (the t_epsilon of T_addr).
+    #[serde(default)]
+    pub latency_ns: Nanos,
+}
+
+/// 64 entries, fully associative: the TLB size at which the hit ratio of
+/// "Issues in File Caching and Virtual Memory Paging with Fast SCM Storage" (Figure 10) has flattened.
+impl Default for TlbConfig {
+    fn default() -> Self {
+        TlbConfig {
+            entries: 64,
+            ways: None,
+            latency_ns: Nanos(0.0),
+        }
+    }
+}
+
+impl TlbConfig {
+    pub fn ways(&self) -> u32 {
+        self.ways.unwrap_or(self.entries)
+    }
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct WalkConfig {
+    /// Memory references per walk; by default x86-64's radix table over a
+    /// 48-bit address space: ceil((48 - log2(page)) / 9) levels (4 at
+    /// 4 KiB, 3 at 2 MiB, 2 at 1 GiB, 5 at 512 B).
+    pub levels: Option<u32>,
+    /// A page-walk cache of the upper levels' entries: a walk whose upper
+    /// levels hit it references memory for the leaf only.
+    pub cache: Option<WalkCacheConfig>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct WalkCacheConfig {
+    pub entries: u32,
+    #[serde(default)]
+    pub latency_ns: Nanos,
+}
+
+fn page_4k() -> Size {
+    Size::Absolute(4096)
+}
+fn clock() -> PolicySpec {
+    PolicySpec::named("clock").expect("clock is registered")
+}
+fn one() -> u32 {
+    1
+}
+fn yes() -> bool {
+    true
+}
+
+/// Virtual-address bits the default walk covers (x86-64, 4-level paging).
+pub const VA_BITS: u32 = 48;
+/// Index bits per page-table level (512 eight-byte entries per 4 KiB table).
+pub const BITS_PER_LEVEL: u32 = 9;
+
+impl VmConfig {
+    /// The page size in bytes (checked by `validate`).
+    pub fn page_bytes(&self) -> u64 {
+        match self.page_size {
+            Size::Absolute(n) => n,
+            Size::Percent(_) => 4096,
+        }
+    }
+
+    /// Memory references of one walk.
+    pub fn walk_levels(&self) -> u32 {
+        self.walk.levels.unwrap_or_else(|| {
+            let shift = self.page_bytes().trailing_zeros();
+            (VA_BITS.saturating_sub(shift))
+                .div_ceil(BITS_PER_LEVEL)
+                .max(1)
+        })
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        match self.page_size {
+            Size::Absolute(n) if n.is_power_of_two() && (MIN_PAGE..=MAX_PAGE).contains(&n) => {}
+            other => {
+                return Err(ConfigError::at(
+                    "vm.page_size",
+                    format!("{other} is out of range; a power of two from 512 B to 1 GiB"),
+                ))
+            }
+        }
+        check_tlb("vm.tlb", &self.tlb)?;
+        if let Some(t) = &self.tlb2 {
+            check_tlb("vm.tlb2", t)?;
+        }
+        if let Some(l) = self.walk.levels {
+            if !(1..=6).contains(&l) {
+                return Err(ConfigError::at(
+                    "vm.walk.levels",
+                    format!("{l} is out of range; 1 to 6 memory references per walk"),
+                ));
+            }
+        }
+        if let Some(c) = &self.walk.cache {
+            if c.entries == 0 {
+                return Err(ConfigError::at(
+                    "vm.walk.cache.entries",
+                    "must be at least 1 (leave vm.walk.cache out for none)",
+                ));
+            }
+            non_negative("vm.walk.cache.latency_ns", c.latency_ns)?;
+        }
+        if !(1..=MAX_READ_AHEAD).contains(&self.read_ahead) {
+            return Err(ConfigError::at(
+                "vm.read_ahead",
+                format!(
+                    "{} is out of range; 1 (off) to {MAX_READ_AHEAD} pages per major fault",
+                    self.read_ahead
+                ),
+            ));
+        }
+        non_negative("vm.fault_minor_ns", self.fault_minor_ns)?;
+        non_negative("vm.fault_major_ns", self.fault_major_ns)?;
+        if let PolicySpec::Belady(_) = self.policy {
+            return Err(ConfigError::at(
+                "vm.policy",
+                "belady needs next-access times, which a memory trace does not carry",
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn non_negative(path: &str, n: Nanos) -> Result<(), ConfigError> {
+    if n.0.is_finite() && n.0 >= 0.0 {
+        Ok(())
+    } else {
+        Err(ConfigError::at(
+            path,
+            format!("{} ns is out of range; must be zero or more", n.0),
+        ))
+    }
+}
+
+fn check_tlb(path: &str, t: &TlbConfig) -> Result<(), ConfigError> {
+    if t.entries == 0 {
+        return Err(ConfigError::at(
+            format!("{path}.entries"),
+            "must be at least 1",
+        ));
+    }
+    let ways = t.ways();
+    if ways == 0 || ways > t.entries {
+        return Err(ConfigError::at(
+            format!("{path}.ways"),
+            format!(
+                "{ways} is out of range; 1 to entries ({}) ways per set",
+                t.entries
+            ),
+        ));
+    }
+    if !t.entries.is_multiple_of(ways) {
+        return Err(ConfigError::at(
+            format!("{path}.ways"),
+            format!(
+                "{ways} does not divide entries ({}): every set has the same number of ways",
+                t.entries
+            ),
+        ));
+    }
+    non_negative(&format!("{path}.latency_ns"), t.latency_ns)
+}
+
+/// The checks `[vm]` makes of the rest of the config: one memory tier (the
+/// frames), its policy left to `vm.policy`, and no `workload.page_size`
+/// (the page size is `vm.page_size`, applied at simulation time).
+pub fn check_with(cfg: &crate::config::Config, vm: &VmConfig) -> Result<(), ConfigError> {
+    vm.validate()?;
+    if cfg.tiers.len() > 1 {
+        return Err(ConfigError::at(
+            "tier",
+            format!(
+                "{} tiers given; under [vm] the one [[tier]] is the memory that holds the \
+                 frames and [backing] is the swap device",
+                cfg.tiers.len()
+            ),
+        ));
+    }
+    if let Some(t) = cfg.tiers.first() {
+        if t.policy != PolicySpec::default() {
+            return Err(ConfigError::at(
+                "tier[0].policy",
+                "not used under [vm]: the frames are replaced by vm.policy (clock by default)",
+            ));
+        }
+        if let Size::Absolute(n) = t.capacity {
+            if n < vm.page_bytes() {
+                return Err(ConfigError::at(
+                    "tier[0].capacity",
+                    format!(
+                        "{n} B holds no page of vm.page_size = {} B: the frame count would be zero",
+                        vm.page_bytes()
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some(w) = &cfg.workload {
+        if w.has("page_size") {
+            return Err(ConfigError::at(
+                "workload.page_size",
+                "not used under [vm]: the trace is read by byte address and vm.page_size \
+                 applies at simulation time (one trace serves a page-size sweep)",
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,17 @@
+//! The virtual-memory layer: a byte-addressed memory trace translated
+//! (TLB levels, page-table walks) and paged (frames of the memory tier,
+//! minor and major faults, read-ahead, swap-outs to the `[backing]`
+//! device), each reference timed as T_addr + T_data. One file per part:
+//! `config` (`[vm]`), `tlb`, `walk`, `paging`, `result` (the `vm` object and
+//! `processes`), `run` (the loop over the trace).
+
+pub mod config;
+pub mod paging;
+pub mod result;
+pub mod run;
+pub mod tlb;
+pub mod walk;
+
+pub use config::VmConfig;
+pub use result::{ProcessResult, VmResult};
+pub use run::VmRun;

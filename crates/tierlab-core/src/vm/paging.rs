@@ -1,0 +1,268 @@
+//! Demand paging: the frames of the memory tier (capacity / page size),
+//! replaced by any registered policy (second-chance CLOCK by default), and
+//! the swap device below them.
+//!
+//! A reference to a resident page is a hit. A reference to a page that is
+//! not resident faults:
+//! - minor: the page was never touched and is zero-filled (`first_touch =
+//!   "zero-fill"`), or it is in memory already, brought in by read-ahead
+//!   and not yet mapped (Linux's swap cache);
+//! - major: the page is read from the swap device, with the other pages of
+//!   its aligned read-ahead cluster that are on the device and not resident
+//!   (one device access: latency + pages x page size / bandwidth).
+//!
+//! A dirty page evicted is written to the swap device (a swap-out); a clean
+//! one whose swap copy is valid is dropped.
+
+use super::config::{FirstTouch, VmConfig};
+use crate::admission::AdmissionSpec;
+use crate::cost::AccessCost;
+use crate::hash::KeySet;
+use crate::policy::BuildCtx;
+use crate::request::Request;
+use crate::tier::{Store, Tier, Victim};
+
+/// Bits of a page tag that hold the page number; the process's index is
+/// above them. 2^40 pages cover a 48-bit address space at 512 B pages.
+pub const VPN_BITS: u32 = 40;
+pub const VPN_MASK: u64 = (1 << VPN_BITS) - 1;
+
+/// What a page reference cost the pager.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Fault {
+    pub minor: bool,
+    pub major: bool,
+    /// Pages read from the device (the faulting page and its read-ahead).
+    pub pages_read: u32,
+    /// Dirty pages written to the device to make room.
+    pub swap_outs: u32,
+}
+
+pub struct Paging {
+    pub frames: u64,
+    tier: Tier,
+    store: Store,
+    first_touch: FirstTouch,
+    read_ahead: u64,
+    /// The page size: the size of the frames' entries (bytes in and out).
+    page: u32,
+    /// Pages ever brought into memory.
+    touched: KeySet,
+    /// Pages with a valid copy on the swap device.
+    on_swap: KeySet,
+    /// Resident pages read ahead and not referenced since.
+    unmapped: KeySet,
+    /// Victims of the current reference (their translations are shot down).
+    pub victims: Vec<u64>,
+    pub minor_faults: u64,
+    pub major_faults: u64,
+    pub swap_outs: u64,
+    pub pages_read: u64,
+    pub read_ahead_pages: u64,
+    /// Pages read ahead and evicted before any reference.
+    pub read_ahead_unused: u64,
+}
+
+impl Paging {
+    pub fn new(c: &VmConfig, frames: u64, memory: AccessCost, seed: u64, name: String) -> Self {
+        let policy = c.policy.build(&BuildCtx {
+            capacity: frames,
+            seed,
+            unit_size: true,
+        });
+        let admission =
+            AdmissionSpec::default().build(&crate::admission::BuildCtx { seed, tier: 0 });
+        Paging {
+            frames,
+            tier: Tier::new(name, 0, frames, true, policy, admission, true, memory),
+            store: Store::new(),
+            first_touch: c.first_touch,
+            read_ahead: c.read_ahead.max(1) as u64,
+            page: c.page_bytes() as u32,
+            touched: KeySet::default(),
+            on_swap: KeySet::default(),
+            unmapped: KeySet::default(),
+            victims: Vec::new(),
+            minor_faults: 0,
+            major_faults: 0,
+            swap_outs: 0,
+            pages_read: 0,
+            read_ahead_pages: 0,
+            read_ahead_unused: 0,
+        }
+    }
+
+    pub fn tier(&self) -> &Tier {
+        &self.tier
+    }
+
+    /// Distinct pages referenced.
+    pub fn pages_touched(&self) -> u64 {
+        self.touched.len() as u64
+    }
+
+    /// Whether the device holds `key` when it is not resident.
+    #[inline]
+    fn on_device(&self, key: u64) -> bool {
+        self.on_swap.contains(&key)
+            || (self.first_touch == FirstTouch::Swap && !self.touched.contains(&key))
+    }
+
+    /// One reference to page `key` (a tag: process index and page number).
+    #[inline]
+    pub fn access(&mut self, key: u64, write: bool) -> Fault {
+        self.victims.clear();
+        let req = Request {
+            key,
+            size: self.page,
+            op: if write {
+                crate::Op::Write
+            } else {
+                crate::Op::Read
+            },
+            ..Request::default()
+        };
+        if let Some(slot) = self.tier.lookup(&self.store, key) {
+            self.tier.touch(slot, &req);
+            if write {
+                self.store.set_dirty(slot, true);
+            }
+            self.tier.c.hits += 1;
+            if !self.unmapped.is_empty() && self.unmapped.remove(&key) {
+                self.minor_faults += 1;
+                return Fault {
+                    minor: true,
+                    ..Fault::default()
+                };
+            }
+            return Fault::default();
+        }
+        self.tier.c.misses += 1;
+        let mut f = Fault::default();
+        if self.on_device(key) {
+            f.major = true;
+            self.major_faults += 1;
+            self.insert(&req, write, &mut f);
+            f.pages_read = 1;
+            if self.read_ahead > 1 {
+                self.read_around(key, &mut f);
+            }
+            self.pages_read += f.pages_read as u64;
+        } else {
+            // Zero-filled: dirty only once written (a page only read maps
+            // the zero page and has nothing to save).
+            f.minor = true;
+            self.minor_faults += 1;
+            self.insert(&req, write, &mut f);
+        }
+        self.touched.insert(key);
+        f
+    }
+
+    /// The rest of `key`'s aligned cluster that is on the device and not
+    /// resident, into memory unmapped. At most frames - 1 pages, so the
+    /// faulting page stays.
+    fn read_around(&mut self, key: u64, f: &mut Fault) {
+        let vpn = key & VPN_MASK;
+        let base = key - vpn + (vpn - vpn % self.read_ahead);
+        let room = self.frames.saturating_sub(1);
+        let mut n = 0;
+        for k in base..base + self.read_ahead {
+            if n >= room {
+                break;
+            }
+            if k == key || self.tier.lookup(&self.store, k).is_some() || !self.on_device(k) {
+                continue;
+            }
+            let req = Request {
+                key: k,
+                size: self.page,
+                ..Request::default()
+            };
+            self.insert(&req, false, f);
+            self.unmapped.insert(k);
+            self.touched.insert(k);
+            n += 1;
+        }
+        f.pages_read += n as u32;
+        self.read_ahead_pages += n;
+    }
+
+    fn insert(&mut self, req: &Request, dirty: bool, f: &mut Fault) {
+        let mut out: [Option<Victim>; 2] = [None, None];
+        let mut more = Vec::new();
+        self.tier
+            .insert(&mut self.store, None, req, dirty, false, |v| {
+                if out[0].is_none() {
+                    out[0] = Some(v)
+                } else if out[1].is_none() {
+                    out[1] = Some(v)
+                } else {
+                    more.push(v)
+                }
+            });
+        for v in out.into_iter().flatten().chain(more) {
+            self.victims.push(v.key);
+            if v.dirty {
+                f.swap_outs += 1;
+                self.swap_outs += 1;
+                self.tier.c.writebacks += 1;
+                self.on_swap.insert(v.key);
+            }
+            if !self.unmapped.is_empty() && self.unmapped.remove(&v.key) {
+                self.read_ahead_unused += 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::tech::Catalog;
+
+    fn pager(extra: &str, frames: u64) -> Paging {
+        let cfg = Config::from_toml_str(&format!(
+            "[[tier]]\ntech = \"DRAM-DDR3\"\ncapacity = \"1MiB\"\n[vm]\n{extra}\n"
+        ))
+        .unwrap();
+        let mem = AccessCost::new(Catalog::builtin().get("DRAM-DDR3").unwrap(), 1.0, 0.0);
+        Paging::new(&cfg.vm.unwrap(), frames, mem, 1, "memory".into())
+    }
+
+    #[test]
+    fn first_touch_is_minor_and_a_dirty_victim_is_swapped_back_in() {
+        let mut p = pager("", 2);
+        assert!(p.access(1, true).minor);
+        assert!(p.access(2, false).minor);
+        assert_eq!(p.access(1, false), Fault::default());
+        let f = p.access(3, false);
+        // CLOCK: 1 and 2 both referenced once... 1 had a hit, 2 did not.
+        assert!(f.minor);
+        assert_eq!(p.victims, vec![2]);
+        assert_eq!(f.swap_outs, 0, "2 was only read");
+        p.access(4, false);
+        assert_eq!(p.victims, vec![1]);
+        assert_eq!(p.swap_outs, 1, "1 was written");
+        let f = p.access(1, false);
+        assert!(f.major && f.pages_read == 1);
+        assert_eq!((p.minor_faults, p.major_faults), (4, 1));
+    }
+
+    #[test]
+    fn read_ahead_brings_the_cluster_and_its_first_use_is_minor() {
+        let mut p = pager("first_touch = \"swap\"\nread_ahead = 4", 16);
+        let f = p.access(5, false);
+        assert!(f.major);
+        // Cluster 4..8 without 5.
+        assert_eq!(f.pages_read, 4);
+        assert!(p.access(6, false).minor);
+        assert_eq!(p.access(6, false), Fault::default());
+        assert!(p.access(8, false).major);
+        assert_eq!(
+            (p.major_faults, p.minor_faults, p.read_ahead_pages),
+            (2, 1, 6)
+        );
+    }
+}

@@ -1,0 +1,495 @@
+//! The virtual-memory run: its own loop over the request batches of a
+//! byte-addressed memory trace. Each reference is split at page
+//! boundaries; each page is translated (TLB levels, then a page-table
+//! walk) and then accessed (a hit, or a minor or major fault), and its time
+//! is T_addr + T_data ("Issues in File Caching and Virtual Memory Paging with Fast SCM Storage", section 3).
+//! A hit costs a memory access of the reference's own size, not a page
+//! transfer.
+
+use super::config::VmConfig;
+use super::paging::{Paging, VPN_BITS, VPN_MASK};
+use super::result::{ProcessResult, VmResult};
+use super::tlb::Tlb;
+use super::walk::{Walker, PTE_BYTES};
+use crate::config::{Config, ConfigError, Source};
+use crate::cost::AccessCost;
+use crate::device::wear::TierWear;
+use crate::error::Error;
+use crate::hash::{KeyMap, KeySet};
+use crate::hierarchy::BackingCounters;
+use crate::request::{Op, Request};
+use crate::source::setup::{pass, Batches, Progress, BATCH};
+use crate::stats::{ratio, BackingResult, RunResult, TierResult, Timeline};
+use crate::trace::TraceError;
+use crate::units::Size;
+
+/// The source a `[vm]` run reads: a memory trace, by byte address.
+pub fn byte_source(source: Source) -> Result<Source, ConfigError> {
+    match source {
+        // Unit 0: one request per access, keyed by its byte address.
+        Source::Lackey(p, _, instr, skip) => Ok(Source::Lackey(p, 0, instr, skip)),
+        s @ (Source::Csv(..) | Source::Memtrace(..)) => Ok(s),
+        other => Err(ConfigError::at(
+            "workload",
+            format!(
+                "{} has no memory addresses; [vm] reads a memory trace: a Valgrind lackey \
+                 trace, a tierlab memtrace (tierlab trace convert --to memtrace), or a CSV \
+                 whose key is a byte address",
+                describe(&other)
+            ),
+        )),
+    }
+}
+
+fn describe(s: &Source) -> String {
+    match s.path() {
+        Some(p) => format!("{} (read as {:?})", p.display(), kind(s)),
+        None => "a generated workload".into(),
+    }
+}
+
+fn kind(s: &Source) -> &'static str {
+    match s {
+        Source::Oracle(_) => "oracle",
+        Source::Strace(..) => "strace",
+        Source::Msr(..) => "msr",
+        Source::Twitter(..) => "twitter",
+        _ => "other",
+    }
+}
+
+/// Pages of `[key, key + size)`: first and last page number.
+#[inline(always)]
+fn pages(key: u64, size: u32, shift: u32) -> (u64, u64) {
+    let last = key.saturating_add(size.max(1) as u64 - 1);
+    (key >> shift, last >> shift)
+}
+
+pub struct VmRun {
+    batches: Batches,
+    describe: String,
+    c: Core,
+}
+
+/// Everything but the source: what each reference updates.
+struct Core {
+    shift: u32,
+    page: u64,
+    tlb: Tlb,
+    tlb2: Option<Tlb>,
+    walker: Walker,
+    paging: Paging,
+    mem: AccessCost,
+    dev: AccessCost,
+    pte_ns: f64,
+    fault_minor_ns: f64,
+    fault_major_ns: f64,
+    sync_swap_out: bool,
+    compute_ns: f64,
+    pids: KeyMap<u32>,
+    last_pid: (u32, u32),
+    procs: Vec<ProcessResult>,
+    v: VmResult,
+    requests: u64,
+    reads: u64,
+    writes: u64,
+    deletes: u64,
+    bytes: u64,
+    faulted: u64,
+    backing: BackingCounters,
+    tier_meta: (String, String, u64),
+    /// The memory tier's die area and price (device/area_cost.rs).
+    area_cost: crate::device::area_cost::AreaCost,
+    /// The memory tier's medium, for its wear (device/wear.rs).
+    medium: crate::tech::Technology,
+    backing_tech: String,
+    skipped: u64,
+    interval: u64,
+    countdown: u64,
+    mark: (u64, u64, f64),
+    timeline: Timeline,
+}
+
+/// Distinct pages a source touches at `shift` (a pre-pass, for a memory
+/// capacity given as a share of the footprint).
+fn footprint_pages(source: &Source, shift: u32, progress: impl Progress) -> Result<u64, Error> {
+    let mut seen = KeySet::default();
+    pass(source, progress, |batch| {
+        for r in batch {
+            let (a, b) = pages(r.key, r.size, shift);
+            for p in a..=b {
+                seen.insert(((r.pid as u64) << VPN_BITS) | (p & VPN_MASK));
+            }
+        }
+        Ok::<(), TraceError>(())
+    })?;
+    Ok(seen.len() as u64)
+}
+
+impl VmRun {
+    pub fn new(cfg: &Config, mut progress: impl Progress) -> Result<Self, Error> {
+        let vm: &VmConfig = cfg
+            .vm
+            .as_ref()
+            .ok_or_else(|| ConfigError::at("vm", "missing"))?;
+        let w = cfg.workload()?;
+        let source = byte_source(w.source()?)?;
+        let page = vm.page_bytes();
+        let shift = page.trailing_zeros();
+        let t = &cfg.tiers[0];
+        let capacity = match t.capacity {
+            Size::Absolute(n) => n,
+            share => share.resolve(footprint_pages(&source, shift, &mut progress)? * page),
+        };
+        let frames = capacity / page;
+        if frames == 0 {
+            return Err(ConfigError::at(
+                "tier[0].capacity",
+                format!(
+                    "\"{}\" is {capacity} B, less than one page of vm.page_size = {page} B: \
+                     the frame count would be zero",
+                    t.capacity
+                ),
+            )
+            .into());
+        }
+        let cat = cfg.catalog()?;
+        let tech = cat
+            .get(&t.tech)
+            .map_err(|e| ConfigError::at("tier[0].tech", e.to_string()))?;
+        let mem = AccessCost::new(tech, t.slowdown, t.overhead.0);
+        let backing = cat
+            .get(&cfg.backing.tech)
+            .map_err(|e| ConfigError::at("backing.tech", e.to_string()))?;
+        let dev = AccessCost::new(backing, 1.0, cfg.backing.overhead.0);
+        let seed = w.seed.unwrap_or(42);
+        let batches = Batches::new(crate::source::open(&source)?, BATCH)
+            .limit(cfg.run.max_requests.unwrap_or(u64::MAX));
+        Ok(VmRun {
+            describe: batches.describe(),
+            batches,
+            c: Core {
+                shift,
+                page,
+                tlb: Tlb::new(&vm.tlb),
+                tlb2: vm.tlb2.as_ref().map(Tlb::new),
+                walker: Walker::new(vm),
+                paging: Paging::new(vm, frames, mem, seed, cfg.tier_name(0)),
+                pte_ns: mem.read(PTE_BYTES),
+                mem,
+                dev,
+                fault_minor_ns: vm.fault_minor_ns.0,
+                fault_major_ns: vm.fault_major_ns.0,
+                sync_swap_out: vm.sync_swap_out,
+                compute_ns: cfg.run.compute.0,
+                pids: KeyMap::default(),
+                last_pid: (u32::MAX, 0),
+                procs: Vec::new(),
+                v: VmResult {
+                    page_size: page,
+                    frames,
+                    ..VmResult::default()
+                },
+                requests: 0,
+                reads: 0,
+                writes: 0,
+                deletes: 0,
+                bytes: 0,
+                faulted: 0,
+                backing: BackingCounters::default(),
+                tier_meta: (t.tech.clone(), vm.policy.name().into(), capacity),
+                area_cost: crate::device::area_cost::area_cost(tech, capacity, false),
+                medium: tech.clone(),
+                backing_tech: cfg.backing.tech.clone(),
+                interval: cfg.run.interval,
+                countdown: cfg.run.interval,
+                mark: (0, 0, 0.0),
+                timeline: Timeline::default(),
+                skipped: 0,
+            },
+        })
+    }
+
+    pub fn len_hint(&self) -> Option<u64> {
+        self.batches.len_hint()
+    }
+
+    pub fn processed(&self) -> u64 {
+        self.c.requests
+    }
+
+    /// Runs about `max` more requests (whole batches); true when the
+    /// source is exhausted.
+    pub fn step(&mut self, max: u64) -> Result<bool, Error> {
+        let c = &mut self.c;
+        let stop = c.requests.saturating_add(max);
+        while c.requests < stop {
+            let Some(buf) = self.batches.next_batch()? else {
+                break;
+            };
+            for r in buf {
+                c.reference(r);
+                c.countdown -= 1;
+                if c.countdown == 0 {
+                    c.record();
+                }
+            }
+        }
+        let done = self.batches.is_done();
+        if done && c.requests == 0 {
+            return Err(TraceError::Empty {
+                path: self.describe.clone().into(),
+            }
+            .into());
+        }
+        if done && c.countdown != c.interval {
+            c.record();
+        }
+        Ok(done)
+    }
+
+    pub fn run_to_end(&mut self) -> Result<(), Error> {
+        while !self.step(u64::MAX)? {}
+        Ok(())
+    }
+
+    /// The `vm` object.
+    pub fn vm_result(&self) -> VmResult {
+        self.c.vm_result()
+    }
+
+    /// The run's result: the hierarchy's figures with the memory tier as
+    /// its one tier (hits and misses per page reference) and the swap
+    /// device as its backing store, plus `vm` and `processes`.
+    pub fn result(&self) -> RunResult {
+        let mut r = self.c.result(self.describe.clone());
+        r.skipped_records = self.batches.skipped();
+        r
+    }
+
+    /// Builds and runs a config to the end.
+    pub fn run(cfg: &Config) -> Result<RunResult, Error> {
+        let mut s = VmRun::new(cfg, |_| true)?;
+        s.run_to_end()?;
+        Ok(s.result())
+    }
+}
+
+impl Core {
+    /// The index of `pid`'s address space (and its results).
+    #[inline(always)]
+    fn process(&mut self, pid: u32) -> u32 {
+        if self.last_pid.0 == pid {
+            return self.last_pid.1;
+        }
+        let n = self.procs.len() as u32;
+        let i = *self.pids.entry(pid as u64).or_insert(n);
+        if i == n {
+            self.procs.push(ProcessResult {
+                pid,
+                ..ProcessResult::default()
+            });
+        }
+        self.last_pid = (pid, i);
+        i
+    }
+
+    /// The time of reading `n` pages from the device in one access.
+    fn device_read(&self, n: u32) -> f64 {
+        let one = self.dev.read(self.page as u32);
+        one + (n.max(1) - 1) as f64 * (one - self.dev.read(0))
+    }
+
+    #[inline]
+    fn reference(&mut self, r: &Request) {
+        self.requests += 1;
+        let write = match r.op {
+            Op::Read => {
+                self.reads += 1;
+                false
+            }
+            Op::Write => {
+                self.writes += 1;
+                true
+            }
+            Op::Delete => {
+                self.deletes += 1;
+                return;
+            }
+        };
+        self.bytes += r.size as u64;
+        let pi = self.process(r.pid);
+        let (first, last) = pages(r.key, r.size, self.shift);
+        let (mut t_addr, mut t_data) = (0.0, 0.0);
+        let (mut minor, mut major, mut misses) = (0u64, 0u64, 0u64);
+        for vpn in first..=last {
+            let part = if first == last {
+                r.size.max(1)
+            } else {
+                let lo = r.key.max(vpn << self.shift);
+                let hi = (r.key + r.size.max(1) as u64).min((vpn + 1) << self.shift);
+                (hi - lo) as u32
+            };
+            let tag = ((pi as u64) << VPN_BITS) | (vpn & VPN_MASK);
+            self.v.translations += 1;
+            t_addr += self.tlb.latency_ns;
+            if !self.tlb.access(tag) {
+                let caught = match &mut self.tlb2 {
+                    Some(t2) => {
+                        t_addr += t2.latency_ns;
+                        t2.access(tag)
+                    }
+                    None => false,
+                };
+                if caught {
+                    self.v.tlb2_hits += 1;
+                } else {
+                    misses += 1;
+                    let (refs, t) = self.walker.walk(tag);
+                    t_addr += t + refs as f64 * self.pte_ns;
+                }
+            }
+            let f = self.paging.access(tag, write);
+            t_data += self.mem.access(part, write);
+            if f.minor {
+                minor += 1;
+                t_data += self.fault_minor_ns;
+            }
+            if f.major {
+                major += 1;
+                t_data += self.fault_major_ns + self.device_read(f.pages_read);
+                self.backing.reads += 1;
+                self.backing.bytes_read += f.pages_read as u64 * self.page;
+            }
+            if f.swap_outs > 0 {
+                let n = f.swap_outs as u64;
+                self.backing.writes += n;
+                self.backing.bytes_written += n * self.page;
+                if self.sync_swap_out {
+                    t_data += n as f64 * self.dev.write(self.page as u32);
+                }
+            }
+            for &k in &self.paging.victims {
+                self.tlb.invalidate(k);
+                if let Some(t2) = &mut self.tlb2 {
+                    t2.invalidate(k);
+                }
+            }
+        }
+        if minor + major > 0 {
+            self.faulted += 1;
+        }
+        self.v.tlb_misses += misses;
+        self.v.t_addr_ns += t_addr;
+        self.v.t_data_ns += t_data;
+        let p = &mut self.procs[pi as usize];
+        p.references += 1;
+        p.runtime_ns += t_addr + t_data + self.compute_ns;
+        p.minor_faults += minor;
+        p.major_faults += major;
+        p.tlb_misses += misses;
+    }
+
+    #[cold]
+    fn record(&mut self) {
+        self.countdown = self.interval;
+        let lookups = self.reads + self.writes;
+        let time = self.v.t_addr_ns + self.v.t_data_ns;
+        let (l0, m0, a0) = self.mark;
+        let dl = lookups - l0;
+        let t = &mut self.timeline;
+        t.requests.push(self.requests);
+        t.lookups.push(dl);
+        t.miss_ratio.push(ratio(self.faulted - m0, dl));
+        t.amat_ns
+            .push(if dl > 0 { (time - a0) / dl as f64 } else { 0.0 });
+        t.cumulative_miss_ratio.push(ratio(self.faulted, lookups));
+        self.mark = (lookups, self.faulted, time);
+    }
+
+    /// The `vm` object.
+    fn vm_result(&self) -> VmResult {
+        let mut v = self.v.clone();
+        v.references = self.reads + self.writes;
+        v.tlb_miss_ratio = ratio(v.tlb_misses, v.translations);
+        v.walks = self.walker.walks;
+        v.walk_references = self.walker.references;
+        v.walk_cache_hits = self.walker.cache_hits();
+        v.minor_faults = self.paging.minor_faults;
+        v.major_faults = self.paging.major_faults;
+        v.fault_rate = ratio(v.minor_faults + v.major_faults, v.translations);
+        v.swap_outs = self.paging.swap_outs;
+        v.pages_read = self.paging.pages_read;
+        v.read_ahead_pages = self.paging.read_ahead_pages;
+        v.read_ahead_unused = self.paging.read_ahead_unused;
+        v.pages_touched = self.paging.pages_touched();
+        v.amat_ns = if v.references > 0 {
+            (v.t_addr_ns + v.t_data_ns) / v.references as f64
+        } else {
+            0.0
+        };
+        v
+    }
+
+    fn result(&self, workload: String) -> RunResult {
+        let v = self.vm_result();
+        let lookups = self.reads + self.writes;
+        let access = v.t_addr_ns + v.t_data_ns;
+        let compute = self.compute_ns * self.requests as f64;
+        let total = access + compute;
+        let per_s = |x: f64| if total > 0.0 { x * 1e9 / total } else { 0.0 };
+        let tier = self.paging.tier();
+        let (tech, policy, capacity) = self.tier_meta.clone();
+        let (wear, _) = TierWear::of(tier, &self.medium, Some(capacity), total / 1e9);
+        let c = tier.c.clone();
+        RunResult {
+            version: crate::VERSION.into(),
+            workload,
+            unit_size: false,
+            fill: "inclusive".into(),
+            requests: self.requests,
+            reads: self.reads,
+            writes: self.writes,
+            deletes: self.deletes,
+            hits: lookups - self.faulted,
+            misses: self.faulted,
+            miss_ratio: ratio(self.faulted, lookups),
+            byte_miss_ratio: ratio(c.misses, c.hits + c.misses),
+            bytes_requested: self.bytes,
+            amat_ns: v.amat_ns,
+            total_time_ns: total,
+            access_time_ns: access,
+            compute_time_ns: compute,
+            flush_time_ns: 0.0,
+            flushes: 0,
+            throughput_rps: per_s(self.requests as f64),
+            throughput_bytes_per_s: per_s(self.bytes as f64),
+            backing: BackingResult {
+                tech: self.backing_tech.clone(),
+                counters: self.backing.clone(),
+            },
+            tiers: vec![TierResult {
+                name: tier.name.clone(),
+                tech,
+                policy,
+                admission: "always".into(),
+                capacity,
+                used: tier.used() * self.page,
+                objects: tier.len() as u64,
+                write: "write-back".into(),
+                miss_ratio: ratio(c.misses, c.hits + c.misses),
+                byte_miss_ratio: ratio(c.misses, c.hits + c.misses),
+                counters: c,
+                wear,
+                area_cost: self.area_cost,
+            }],
+            skipped_records: self.skipped,
+            warnings: Vec::new(),
+            timeline: self.timeline.clone(),
+            latency_ns: None,
+            time: None,
+            vm: Some(v),
+            processes: self.procs.clone(),
+        }
+    }
+}

@@ -1,0 +1,130 @@
+"""The virtual-memory layer through the API and the CLI: the ``vm`` object and
+``processes`` of a run, the fault sequence against libCacheSim's CLOCK on the
+page-number stream, the sweep store's columns, and bad input."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import libcachesim as lcs
+import pytest
+import tierlab
+from conftest import Ran
+from tierlab.store import flatten
+
+
+def lackey(path: Path, n: int, seed: int, pids: tuple[int, ...] = (7,)) -> Path:
+    """Aligned 8-byte loads and stores: sequential runs and jumps over 4 MiB."""
+    rng = random.Random(seed)
+    addr = 0x400000
+    lines = []
+    for i in range(n):
+        if i % 50 == 0:
+            lines.append(f"=={rng.choice(pids)}== switch")
+        addr = 0x400000 + rng.randrange(1 << 22) if rng.random() < 0.05 else addr + 8
+        addr &= ~7
+        lines.append(f" {'S' if rng.random() < 0.3 else 'L'} {addr:x},8")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def config(trace: Path, memory: Any = "25%", **vm: Any) -> dict[str, Any]:
+    return {
+        "workload": {"type": "trace", "path": str(trace), "format": "lackey"},
+        "tier": [{"tech": "DRAM-DDR3", "capacity": memory}],
+        "backing": {"tech": "PCM-SLC"},
+        "vm": vm,
+    }
+
+
+def test_vm_object_processes_and_store_columns(tmp_path: Path) -> None:
+    t = lackey(tmp_path / "a.lackey", 20_000, 1, pids=(10, 11))
+    r = tierlab.simulate(config(t, page_size=512, read_ahead=8))
+    v = r.summary["vm"]
+    assert v["references"] == 20_000 == r.summary["requests"]
+    assert v["minor_faults"] + v["major_faults"] > 0 and v["read_ahead_pages"] > 0
+    assert v["t_addr_ns"] > 0 and v["t_data_ns"] > 0
+    assert v["amat_ns"] == pytest.approx((v["t_addr_ns"] + v["t_data_ns"]) / 20_000)
+    assert r.vm.loc[0, "page_size"] == 512
+    procs = r.processes
+    assert sorted(procs.index) == [10, 11]
+    assert procs["references"].sum() == 20_000
+    assert procs["major_faults"].sum() == v["major_faults"]
+    flat = flatten(r.summary)
+    assert flat["vm.amat_ns"] == v["amat_ns"] and "processes.1.runtime_ns" in flat
+
+
+def test_without_vm_the_fields_are_null_and_empty() -> None:
+    r = tierlab.simulate(
+        {
+            "workload": {"type": "loop", "objects": 10, "requests": 100},
+            "tier": [{"tech": "DRAM-DDR3", "capacity": 5}],
+        }
+    )
+    assert r.summary["vm"] is None and r.summary["processes"] == []
+    assert r.vm.empty and r.processes.empty
+
+
+def test_fault_sequence_is_libcachesim_clock_on_the_page_stream(tmp_path: Path) -> None:
+    t = lackey(tmp_path / "b.lackey", 5_000, 2)
+    cfg = config(t, memory="64KiB", page_size=4096)
+    cfg["run"] = {"interval": 1}
+    r = tierlab.simulate(cfg)
+    ours = [m > 0 for m in r.timeline["miss_ratio"]]
+    clock = lcs.Clock(16, default_ttl=0, init_freq=0, n_bit_counter=1)
+    theirs = []
+    for line in t.read_text().splitlines():
+        if line.startswith("=="):
+            continue
+        req = lcs.Request()
+        req.obj_id = int(line.split()[1].split(",")[0], 16) // 4096
+        req.obj_size = 1
+        theirs.append(not clock.get(req))
+    assert r.summary["vm"]["frames"] == 16
+    assert ours == theirs
+    assert sum(ours) > 100
+
+
+def test_bad_vm_input_exits_2_with_the_key(tmp_path: Path, cli: Callable[..., Ran]) -> None:
+    t = lackey(tmp_path / "c.lackey", 10, 3)
+    cfg = tmp_path / "vm.toml"
+    cfg.write_text(
+        f'[workload]\ntype = "trace"\npath = {json.dumps(str(t))}\nformat = "lackey"\n'
+        '[[tier]]\ntech = "DRAM-DDR3"\ncapacity = "1MiB"\n[vm]\ntlb = { entries = 4, ways = 8 }\n'
+    )
+    r = cli("run", cfg)
+    assert r.code == 2, r.err
+    assert "vm.tlb.ways: 8 is out of range" in r.err and "Traceback" not in r.err
+    ok = cfg.read_text().replace("tlb = { entries = 4, ways = 8 }", 'page_size = "2KiB"')
+    cfg.write_text(ok)
+    r = cli("run", cfg)
+    assert r.code == 0, r.err
+    assert "TLB misses" in r.out and "major" in r.out
+
+
+def test_memtrace_holds_what_vm_reads_of_the_lackey_text(
+    tmp_path: Path, cli: Callable[..., Ran]
+) -> None:
+    t = lackey(tmp_path / "d.lackey", 20_000, 4, pids=(3, 4))
+    out = tmp_path / "d.memtrace"
+    r = cli("trace", "convert", t, out)
+    assert r.code == 0, r.err
+    assert out.stat().st_size == 8 + 16 * 20_000
+    for page in (512, 4096, 1 << 21):
+        a = tierlab.simulate(config(t, page_size=page, read_ahead=4)).summary
+        cfg = config(out, page_size=page, read_ahead=4)
+        cfg["workload"]["format"] = "memtrace"
+        b = tierlab.simulate(cfg).summary
+        for s in (a, b):
+            s.pop("workload")
+        assert a == b, page
+    # A trace without addresses is refused, naming the file and why.
+    oracle = tmp_path / "o.oracle"
+    assert cli("trace", "convert", t, oracle).code == 0
+    r = cli("trace", "convert", oracle, tmp_path / "x.memtrace")
+    assert r.code == 2, r.err
+    assert "has no memory addresses" in r.err and "Traceback" not in r.err
