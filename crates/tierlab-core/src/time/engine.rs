@@ -434,8 +434,9 @@ impl Engine {
         self.now = t;
     }
 
-    /// Hands the engine the trace's next request.
-    pub fn feed(&mut self, h: &mut Hierarchy, r: Request) {
+    /// Hands the engine the trace's next request (the hierarchy sees it
+    /// when it is issued, not here).
+    pub fn feed(&mut self, _h: &mut Hierarchy, r: Request) {
         match self.load {
             Load::Open { rate } => {
                 let t = match rate {
@@ -466,7 +467,6 @@ impl Engine {
                 self.queues[c as usize].push_back(r);
                 if self.idle[c as usize] {
                     self.idle[c as usize] = false;
-                    let _ = h;
                     self.schedule(self.now, ISSUE | c);
                 }
             }
@@ -637,7 +637,7 @@ impl Engine {
         });
         // The buffer it drains, to free its bytes when done.
         job.size = lazy_dev.map_or(u32::MAX, u32::from);
-        job.stack = bytes as u64;
+        job.stack = 0;
         job.at = 0;
         job.issued = self.now;
         if self.counting() {
@@ -778,7 +778,6 @@ impl Engine {
     }
 
     fn complete(&mut self, h: &mut Hierarchy, j: u32) {
-        let _ = h;
         let now = self.now;
         let job = &mut self.jobs[j as usize];
         let latency = now - job.issued;

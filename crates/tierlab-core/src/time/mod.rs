@@ -49,9 +49,6 @@ pub fn has_timestamps(s: &crate::source::Source) -> bool {
 pub fn validate(cfg: &Config) -> Result<(), ConfigError> {
     for (i, t) in cfg.tiers.iter().enumerate() {
         t.device().check(&format!("tier[{i}]"))?;
-        if i + 1 == cfg.tiers.len() && t.lazy_writeback.is_some() && cfg.tiers.len() == 1 {
-            // Allowed: a single tier may buffer its writes too.
-        }
     }
     if cfg.backing.lazy_writeback.is_some() {
         return Err(ConfigError::at(
