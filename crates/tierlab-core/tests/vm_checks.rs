@@ -247,10 +247,11 @@ fn bad_input_names_the_key_or_the_file() {
 }
 
 /// memtrace reads at least 20x faster than the lackey text of the same
-/// references (the reader alone, best of three). Timed, so run on demand:
-/// `cargo test --release --test vm_checks -- --ignored`.
+/// references (the reader alone, best of three). A speed claim measured
+/// by wall time, which the shared CI machine cannot hold to; run on demand:
+/// `cargo test --release -p tierlab-core --test vm_checks -- --ignored`.
 #[test]
-#[ignore]
+#[ignore = "timed: a speed claim, run on demand in release (see the doc comment)"]
 fn memtrace_reads_20x_faster_than_lackey() {
     use tierlab_core::config::Source;
     let t = lackey(2_000_000, 7);
