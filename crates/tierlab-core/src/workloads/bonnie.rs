@@ -250,7 +250,7 @@ mod tests {
             all(Paged::new(Bonnie::new(&s), 4096)),
             all(Paged::new(Bonnie::new(&r), 4096)),
         );
-        let pages = (s.file_size / 4096) as usize;
+        let pages = s.file_size.div_ceil(4096) as usize;
         assert_eq!(a.len(), b.len());
         assert!(b[..pages].iter().all(|q| q.op == Op::Read));
         assert!(a[..pages].iter().all(|q| q.op == Op::Write));
