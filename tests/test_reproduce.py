@@ -152,3 +152,26 @@ def test_every_reproduction_is_one_table_entry() -> None:
         assert (REPO / s.doc).is_file(), s.doc
         assert s.notes and all(n.strip() for n in s.notes)
         assert '"' in s.paper, "the paper is cited by its title"
+
+
+def test_s1_experiments_scale_sizes_and_bonnie_warmup(tmp_path: Path) -> None:
+    """S1's capacity axis scales with `--scale`, and Bonnie's warm-up is its
+    first pass over the file: every page of it, the seeks counted."""
+    from tierlab.reproduce import Context
+    from tierlab.reproductions.s1 import experiment
+
+    full = experiment(Context(tmp_path, 1.0), "s1")
+    small = experiment(Context(tmp_path, 0.01), "s1")
+    assert full["axis"][1]["range"] == {"from": "128MiB", "to": "1408MiB", "step": "128MiB"}
+    assert small["axis"][1]["range"] == {
+        "from": round(128 * 2**20 * 0.01),
+        "to": round(1408 * 2**20 * 0.01),
+        "step": round(128 * 2**20 * 0.01),
+    }
+    assert full["base"]["run"] == {"passes": 6, "warmup": "1 pass"}
+    b = experiment(Context(tmp_path, 1.0), "s1-bonnie")
+    assert b["base"]["run"]["warmup"] == 2**30 // 4096
+    assert b["base"]["workload"]["bonnie"] == {"read_first": True}
+    assert experiment(Context(tmp_path, 0.01), "s1-bonnie")["base"]["run"]["warmup"] == -(
+        -round(2**30 * 0.01) // 4096
+    )
