@@ -340,3 +340,24 @@ def test_store_and_dataframe_carry_energy(write_config: Callable[[str], Path]) -
                 "backing.energy.idle_j", "tiers.1.lifetime_years", "tiers.1.erases"):  # fmt: skip
         assert key in flat, key
     assert flat["tiers.0.energy.read_j"] is None
+
+
+def test_timeline_carries_energy_per_interval(write_config: Callable[[str], Path]) -> None:
+    # Each interval's energy is the devices' known energy over it: in a
+    # serial run they add up to the run's (counted after warm-up).
+    text = EXAMPLE.read_text().replace("[run]\n", "[run]\ninterval = 5_000\n")
+    r = tierlab.simulate(write_config(text, "tl.toml"))
+    tl = r.timeline
+    assert len(tl) > 3
+    assert tl["energy_j"].sum() == pytest.approx(r.summary["energy_j"], rel=1e-9)
+    # Power is energy over each interval's simulated time, which adds up to
+    # the run's.
+    secs = tl["energy_j"] / tl["power_w"]
+    assert secs.sum() == pytest.approx(r.summary["total_time_ns"] / 1e9, rel=1e-9)
+    # With a time model too, one value per point.
+    text = DRAM_NAND.format(dram="4MiB", flash="32MiB") + (
+        '\n[load]\ntype = "closed"\nclients = 4\n\n[run]\ninterval = 5_000\n'
+    )
+    t = tierlab.simulate(write_config(text)).timeline
+    assert len(t) > 1
+    assert len(t) > 0 and t["energy_j"].notna().all() and (t["power_w"] > 0).all()

@@ -56,6 +56,13 @@ pub struct Timeline {
     pub miss_ratio: Vec<f64>,
     pub amat_ns: Vec<f64>,
     pub cumulative_miss_ratio: Vec<f64>,
+    /// Every device's known energy over the interval (J; null when none is
+    /// known) and its mean power (W): device/energy.rs, with each device's
+    /// busy time from its counters. Absent from a `[vm]` run's timeline.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub energy_j: Vec<Option<f64>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub power_w: Vec<Option<f64>>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
