@@ -485,6 +485,13 @@ _NOT_METRICS = {
 }  # fmt: skip
 
 
+#: A device's energy breakdown and busy time: drawn by the device section,
+#: not one plot per part in the generic one.
+_DEVICE_PARTS = re.compile(
+    r"(^|\.)energy\.|(^|\.)(device_busy_ns|active_share|pages_read|pages_written)$"
+)
+
+
 def _metrics(df: pd.DataFrame, axes: Sequence[str] = ()) -> list[str]:
     import pandas as pd
 
@@ -494,6 +501,7 @@ def _metrics(df: pd.DataFrame, axes: Sequence[str] = ()) -> list[str]:
         if c not in _NOT_METRICS
         and c not in axes
         and not str(c).startswith("_")
+        and not _DEVICE_PARTS.search(str(c))
         and pd.api.types.is_numeric_dtype(df[c])
     ]
 
@@ -646,12 +654,8 @@ def device_section(df: pd.DataFrame, axes: Sequence[str]) -> Section | None:
     time_col = "total_time_ns"
     if d.empty or not devices or time_col not in d.columns:
         return None
-    have = [
-        (p, name)
-        for p, name in devices
-        if any(f"{p}.energy.{k}" in d.columns and d[f"{p}.energy.{k}"].notna().any()
-               for k, _ in _STATES)
-    ]  # fmt: skip
+    # Devices with a known energy (the default HDD backing store has none).
+    have = [(p, name) for p, name in devices if d[f"{p}.energy_j"].notna().any()]
     if not have:
         return None
     sec = Section(
@@ -664,6 +668,7 @@ def device_section(df: pd.DataFrame, axes: Sequence[str]) -> Section | None:
     labels = _run_labels(d, axes)
     fig, (ax,) = _figure(max(7.0, 1.2 * len(labels) * len(have)), 4.5)
     width = 0.8 / len(have)
+    highest = 0.0
     x = np.arange(len(labels))
     colors = ("tab:blue", "tab:orange", "tab:red", "tab:green", "tab:gray", "tab:purple")
     hatches = ("", "//", "..", "xx", "\\\\", "++")
@@ -681,10 +686,13 @@ def device_section(df: pd.DataFrame, axes: Sequence[str]) -> Section | None:
                 label=state if j == 0 else None,
             )  # fmt: skip
             bottom += w
+        highest = max(highest, float(bottom.max(initial=0.0)))
         for xi, top in zip(x, bottom, strict=True):
             ax.annotate(name, (xi + j * width, top), ha="center", va="bottom", fontsize=6)
     ax.set_xticks(x + width * (len(have) - 1) / 2, labels, fontsize=7)
     ax.set_ylabel("power (W)")
+    if highest > 0:
+        ax.set_ylim(0, highest * 1.12)  # room for the device labels over the bars
     ax.set_xlabel(", ".join(axes) if axes else "run")
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=7)
