@@ -443,6 +443,9 @@ impl Core {
         let (tech, policy, capacity) = self.tier_meta.clone();
         let (wear, _) = TierWear::of(tier, &self.medium, Some(capacity), total / 1e9);
         let c = tier.c.clone();
+        let none = DeviceEnergy::unknown();
+        let run_energy =
+            crate::device::RunEnergy::of([(tier.name.as_str(), &none), ("backing", &none)], total);
         RunResult {
             version: crate::VERSION.into(),
             workload,
@@ -495,11 +498,7 @@ impl Core {
             time: None,
             vm: Some(v),
             processes: self.procs.clone(),
-            run_energy: crate::device::RunEnergy {
-                energy_j: None,
-                power_w: None,
-                energy_unknown: vec![format!("{}.energy", tier.name), "backing.energy".into()],
-            },
+            run_energy,
         }
     }
 }
