@@ -16,7 +16,9 @@ import pytest
 import tierlab
 from conftest import TINY_REQUESTS, TWO_TIERS, ZIPF_WORKLOAD, Ran
 
-TIMELINE_COLUMNS = {"requests", "lookups", "miss_ratio", "amat_ns", "cumulative_miss_ratio"}
+TIMELINE_COLUMNS = {
+    "requests", "lookups", "miss_ratio", "amat_ns", "cumulative_miss_ratio", "energy_j", "power_w",
+}  # fmt: skip
 
 
 def small_dict(**run: object) -> dict[str, object]:

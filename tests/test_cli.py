@@ -151,7 +151,10 @@ def test_run_timeline_csv(cli: Callable[..., Ran], tiers_config: Path, oracle_tr
     s = json.loads(r.out)
     with out.open(newline="") as f:
         rows = list(csv.DictReader(f))
-    assert set(rows[0]) == {"requests", "lookups", "miss_ratio", "amat_ns", "cumulative_miss_ratio"}
+    assert set(rows[0]) == {
+        "requests", "lookups", "miss_ratio", "amat_ns", "cumulative_miss_ratio", "energy_j",
+        "power_w",
+    }  # fmt: skip
     # [run] interval = 500 over 2,000 requests: four points.
     assert [int(r["requests"]) for r in rows] == [500, 1000, 1500, 2000]
     assert float(rows[-1]["cumulative_miss_ratio"]) == pytest.approx(s["miss_ratio"])

@@ -56,6 +56,13 @@ def test_vm_object_processes_and_store_columns(tmp_path: Path) -> None:
     assert procs["major_faults"].sum() == v["major_faults"]
     flat = flatten(r.summary)
     assert flat["vm.amat_ns"] == v["amat_ns"] and "processes.1.runtime_ns" in flat
+    # No energy for a [vm] run yet (docs/device.md): null, every part named.
+    tier = r.summary["tiers"][0]
+    assert r.summary["energy_j"] is None and tier["energy_j"] is None
+    assert tier["energy_unknown"] == ["read", "write", "erase", "background"]
+    assert f"{tier['name']}.background" in r.summary["energy_unknown"]
+    assert "backing.read" in r.summary["energy_unknown"]
+    assert "energy_j" not in r.timeline.columns
 
 
 def test_without_vm_the_fields_are_null_and_empty() -> None:

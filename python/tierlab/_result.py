@@ -33,7 +33,9 @@ class RunResult:
     timeline_data
         One point every ``run.interval`` requests: ``requests``, and
         ``lookups`` (reads and writes), ``miss_ratio`` and ``amat_ns`` over
-        that interval, and ``cumulative_miss_ratio``.
+        that interval, ``cumulative_miss_ratio``, and ``energy_j`` and
+        ``power_w``, the devices' energy over the interval and its mean power
+        (docs/device.md; not in a ``[vm]`` run's timeline).
     """
 
     summary: dict[str, Any]

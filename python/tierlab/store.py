@@ -303,8 +303,9 @@ def load(path: str | os.PathLike[str], experiment: str | None = None) -> pd.Data
 def load_timelines(path: str | os.PathLike[str], experiment: str | None = None) -> pd.DataFrame:
     """The kept timelines (experiments with ``timeline = true``), long form:
     ``experiment``, ``hash``, ``rep``, the axis columns, then the timeline's
-    ``requests``, ``lookups``, ``miss_ratio``, ``amat_ns`` and
-    ``cumulative_miss_ratio``."""
+    ``requests``, ``lookups``, ``miss_ratio``, ``amat_ns``,
+    ``cumulative_miss_ratio``, and ``energy_j`` and ``power_w`` (each
+    interval's device energy and mean power, docs/device.md)."""
     import pandas as pd
 
     frames: list[pd.DataFrame] = []

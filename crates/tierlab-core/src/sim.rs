@@ -10,7 +10,7 @@ use crate::hierarchy::{Fill, Hierarchy};
 use crate::policy::BuildCtx;
 use crate::request::Request;
 use crate::source::setup::{pass, Batches, Progress, RunSetup};
-use crate::stats::{RunResult, TierMeta, Timeline};
+use crate::stats::{BackingMeta, Busy, RunResult, TierMeta, Timeline};
 use crate::tier::Tier;
 use crate::trace::output::OutputFile;
 use crate::trace::TraceError;
@@ -233,6 +233,7 @@ pub fn build_hierarchy(
             admission: t.admission.name().into(),
             medium: tech.clone(),
             area_cost: crate::device::area_cost(tech, capacity, unit_size),
+            power_down: t.power_down,
         });
         let every = t
             .flush_interval
@@ -251,6 +252,22 @@ pub fn build_hierarchy(
     ))
 }
 
+/// The backing store's medium and the keys its energy needs.
+pub fn backing_meta(cfg: &Config) -> Result<BackingMeta, Error> {
+    let cat = cfg.catalog()?;
+    let b = &cfg.backing;
+    let medium = cat
+        .get(&b.tech)
+        .map_err(|e| ConfigError::at("backing.tech", e.to_string()))?
+        .clone();
+    Ok(BackingMeta {
+        tech: b.tech.clone(),
+        medium,
+        capacity: b.capacity.map(|c| c.resolve(0)),
+        power_down: b.power_down,
+    })
+}
+
 /// Requests in one pass over the setup's workload, read when the source
 /// cannot say (a warm-up given as a share of a text trace).
 fn count_requests(run: &RunSetup, progress: impl Progress) -> Result<u64, Error> {
@@ -260,6 +277,12 @@ fn count_requests(run: &RunSetup, progress: impl Progress) -> Result<u64, Error>
         Ok::<(), TraceError>(())
     })?;
     Ok(n.min(run.max_requests))
+}
+
+/// A serial run's counted time so far: its requests' access time plus
+/// compute time (`total_time_ns`).
+fn serial_time(h: &Hierarchy) -> f64 {
+    h.totals.access_time_ns + h.compute_ns * h.totals.requests as f64
 }
 
 /// The timeline's bookkeeping: a point every `interval` requests; and the
@@ -275,6 +298,72 @@ struct Recorder {
     warmup: u64,
     /// Requests run before the counters started over.
     warmed_at: u64,
+    /// Each device (tiers, then the backing store), for the energy of each
+    /// interval; and the counted time at the last point (ns).
+    devices: Vec<DeviceMark>,
+    time_mark: f64,
+}
+
+/// A device's media and keys, and its counts at the last point of the
+/// timeline: its energy over an interval is that of the counts' growth
+/// (device/energy.rs).
+struct DeviceMark {
+    medium: crate::tech::Technology,
+    capacity: Option<u64>,
+    power_down: crate::device::PowerDown,
+    channels: u32,
+    last: Counts,
+}
+
+/// What the energy model needs of a device, cumulative since the counters
+/// started.
+#[derive(Clone, Copy, Default)]
+struct Counts {
+    pages_read: u64,
+    pages_programmed: u64,
+    erases: Option<u64>,
+    busy_ns: f64,
+}
+
+impl Counts {
+    /// Device `d` of `h` (`h.tiers.len()`: the backing store). Busy time
+    /// from the counters (AccessCost::busy_ns): the service time of the
+    /// operations issued so far, in serial and timed runs alike.
+    fn of(h: &Hierarchy, d: usize, medium: &crate::tech::Technology) -> Self {
+        match h.tiers.get(d) {
+            Some(t) => {
+                let c = &t.c;
+                let erases = match t.block_wear() {
+                    Some(b) => Some(b.erases),
+                    None if medium.erase_ns.is_some() => {
+                        medium.erase_block_bytes.map(|e| c.bytes_in / e)
+                    }
+                    None => None,
+                };
+                Counts {
+                    pages_read: c.pages_read,
+                    pages_programmed: c.pages_programmed,
+                    erases,
+                    busy_ns: t
+                        .cost
+                        .busy_ns(c.reads, c.writes, c.pages_read + c.pages_programmed),
+                }
+            }
+            None => {
+                let b = &h.backing;
+                Counts {
+                    pages_read: b.pages_read,
+                    pages_programmed: b.pages_written,
+                    erases: None,
+                    busy_ns: h.backing_cost.busy_ns(
+                        b.reads,
+                        b.writes,
+                        b.pages_read + b.pages_written,
+                    ),
+                }
+            }
+        }
+    }
 }
 
 impl Recorder {
@@ -290,7 +379,35 @@ impl Recorder {
             mark: (0, 0, 0.0),
             warmup,
             warmed_at: 0,
+            devices: Vec::new(),
+            time_mark: 0.0,
         }
+    }
+
+    /// Energy per interval for these devices (tiers of `capacities`, then
+    /// the backing store) with these channels.
+    fn with_devices(
+        mut self,
+        meta: &[TierMeta],
+        capacities: &[Option<u64>],
+        backing: &BackingMeta,
+        channels: &[u32],
+    ) -> Self {
+        self.devices = meta
+            .iter()
+            .zip(capacities)
+            .map(|(m, &c)| (m.medium.clone(), c, m.power_down))
+            .chain([(backing.medium.clone(), backing.capacity, backing.power_down)])
+            .zip(channels)
+            .map(|((medium, capacity, power_down), &channels)| DeviceMark {
+                medium,
+                capacity,
+                power_down,
+                channels,
+                last: Counts::default(),
+            })
+            .collect();
+        self
     }
 
     /// The counters started over: so does the timeline.
@@ -300,6 +417,10 @@ impl Recorder {
         self.timeline = Timeline::default();
         self.mark = (0, 0, 0.0);
         self.countdown = self.interval;
+        self.time_mark = 0.0;
+        for d in &mut self.devices {
+            d.last = Counts::default();
+        }
     }
 
     /// The serial loop's countdown ran out: the warm-up's end, a point of
@@ -312,22 +433,27 @@ impl Recorder {
             self.restart(at);
             return;
         }
-        self.record(&h.totals);
+        self.record(h, serial_time(h));
         if self.warmup > 0 {
             self.countdown = self.countdown.min(self.warmup - h.totals.requests);
         }
     }
 
-    /// The timed loop's check, after each stretch of events.
-    fn maybe_record(&mut self, t: &crate::hierarchy::Totals) {
+    /// The timed loop's check, after each stretch of events; `now_ns` the
+    /// counted time.
+    fn maybe_record(&mut self, h: &Hierarchy, now_ns: f64) {
+        let t = &h.totals;
         let next = self.mark.0 + self.interval;
         if t.reads + t.writes >= next {
-            self.record(t);
+            self.record(h, now_ns);
         }
     }
 
+    /// A point of the timeline; `now_ns` the counted time so far.
     #[cold]
-    fn record(&mut self, t: &crate::hierarchy::Totals) {
+    fn record(&mut self, h: &Hierarchy, now_ns: f64) {
+        self.interval_energy(h, now_ns);
+        let t = &h.totals;
         self.countdown = self.interval;
         let lookups = t.reads + t.writes;
         let (l0, m0, a0) = self.mark;
@@ -347,12 +473,47 @@ impl Recorder {
             .push(crate::stats::ratio(t.misses, lookups));
         self.mark = (lookups, t.misses, t.access_time_ns);
     }
+
+    /// The devices' energy over the interval ending now (J; null when no
+    /// device's energy is known) and its mean power (W).
+    fn interval_energy(&mut self, h: &Hierarchy, now_ns: f64) {
+        if self.devices.is_empty() {
+            return;
+        }
+        let elapsed = now_ns - self.time_mark;
+        self.time_mark = now_ns;
+        let mut total: Option<f64> = None;
+        for (d, m) in self.devices.iter_mut().enumerate() {
+            let now = Counts::of(h, d, &m.medium);
+            let a = crate::device::Activity {
+                pages_read: now.pages_read - m.last.pages_read,
+                pages_programmed: now.pages_programmed - m.last.pages_programmed,
+                erases: now
+                    .erases
+                    .map(|e| e.saturating_sub(m.last.erases.unwrap_or(0))),
+                busy_ns: now.busy_ns - m.last.busy_ns,
+                channels: m.channels,
+                elapsed_ns: elapsed,
+                capacity_bytes: m.capacity,
+            };
+            m.last = now;
+            if let Some(j) = crate::device::DeviceEnergy::of(&m.medium, &a, m.power_down).energy_j {
+                total = Some(total.unwrap_or(0.0) + j);
+            }
+        }
+        self.timeline.energy_j.push(total);
+        self.timeline.power_w.push(
+            total
+                .filter(|_| elapsed > 0.0)
+                .map(|j| j / (elapsed * 1e-9)),
+        );
+    }
 }
 
 pub struct Simulation {
     h: Hierarchy,
     meta: Vec<TierMeta>,
-    backing_tech: String,
+    backing: BackingMeta,
     batches: Batches,
     describe: String,
     unit_size: bool,
@@ -484,14 +645,32 @@ impl Simulation {
         } else {
             None
         };
+        // A serial run's devices have one channel; a timed run's, their own.
+        let channels: Vec<u32> = cfg
+            .tiers
+            .iter()
+            .map(|t| t.channels)
+            .chain([cfg.backing.channels])
+            .map(|c| match (&timed, c) {
+                (Some(_), Some(n)) => n.min(u32::MAX as u64) as u32,
+                _ => 1,
+            })
+            .collect();
+        let capacities: Vec<Option<u64>> = h
+            .tiers
+            .iter()
+            .map(|t| (!run.unit_size).then_some(t.capacity))
+            .collect();
+        let backing = backing_meta(cfg)?;
         Ok(Simulation {
+            rec: Recorder::new(cfg.run.interval, if timed.is_some() { 0 } else { warmup })
+                .with_devices(&meta, &capacities, &backing, &channels),
             h,
             meta,
-            backing_tech: cfg.backing.tech.clone(),
+            backing,
             describe: batches.describe(),
             batches,
             unit_size: run.unit_size,
-            rec: Recorder::new(cfg.run.interval, if timed.is_some() { 0 } else { warmup }),
             setup: run,
             passes_left: passes - 1,
             count_from_pass,
@@ -583,7 +762,7 @@ impl Simulation {
             return Err(self.empty());
         }
         if done && self.rec.countdown != self.rec.interval {
-            self.rec.record(&self.h.totals);
+            self.rec.record(&self.h, serial_time(&self.h));
         }
         Ok(done)
     }
@@ -615,7 +794,8 @@ impl Simulation {
                 t.engine.warm_event = false;
                 self.rec.restart(t.engine.counting_from);
             }
-            self.rec.maybe_record(&self.h.totals);
+            let now = t.engine.now.saturating_sub(t.engine.start_ns) as f64;
+            self.rec.maybe_record(&self.h, now);
             if !hungry {
                 t.engine.finish();
                 t.done = true;
@@ -633,7 +813,8 @@ impl Simulation {
                     )
                     .into());
                 }
-                self.rec.record(&self.h.totals);
+                let now = t.engine.now.saturating_sub(t.engine.start_ns) as f64;
+                self.rec.record(&self.h, now);
                 return Ok(true);
             }
             if t.pos == t.buf.len() {
@@ -678,7 +859,7 @@ impl Simulation {
         let mut r = RunResult::collect(
             &self.h,
             &self.meta,
-            &self.backing_tech,
+            &self.backing,
             self.describe.clone(),
             self.unit_size,
             self.rec.timeline.clone(),
@@ -688,6 +869,16 @@ impl Simulation {
             let tr =
                 crate::time::result::TimeResult::collect(&t.engine, t.load, t.clients, t.by_pid);
             r.apply_time(tr);
+            // The devices' stations' busy time, over the elapsed time
+            // after warm-up.
+            let busy: Vec<Busy> = (0..=self.meta.len())
+                .map(|d| {
+                    let (ns, channels) = t.engine.device_busy(d).unwrap_or((0.0, 1));
+                    Busy { ns, channels }
+                })
+                .collect();
+            let elapsed = r.total_time_ns;
+            r.set_energy(&self.meta, &self.backing, &busy, elapsed);
         }
         r
     }
