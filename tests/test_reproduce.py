@@ -196,3 +196,23 @@ def test_s4_scale_keeps_fileset_and_caches(tmp_path: Path) -> None:
     assert base["workload"]["specweb"]["requests"] == 10_000
     assert "scale" not in base["workload"]
     assert base["tier"][0]["capacity"] == "1GiB"
+
+
+def test_s5_block_times_follow_the_documented_costs() -> None:
+    # The engine's t, T and Tm of one 4 KiB block with the bundled S5
+    # experiment's costs (docs/reproduce-s5.md): the storage path is 30%
+    # slower than a hit on DRAM-speed SCM (S5 section 2), an insertion is
+    # its software plus one more page copy, and the break-even follows.
+    from tierlab.analysis import break_even_hits
+    from tierlab.reproductions.s5_files import block_times
+
+    base = scaled_experiment("s5")["base"]
+    s, copy, insert, storage_sw = 1985, 1430, 915, 1025
+    t, big_t, tm = block_times(base, "SCM-S5")
+    assert (t, big_t) == (s + copy, s + storage_sw + copy)
+    assert tm == big_t + insert + copy
+    assert big_t / t == pytest.approx(1.3, abs=0.001)
+    assert break_even_hits(t, big_t, tm) == 3
+    t, big_t, tm = block_times(base, "HDD")
+    assert t == s + copy and tm - big_t == insert + copy
+    assert big_t > 8.5e6 and break_even_hits(t, big_t, tm) == 1

@@ -275,6 +275,8 @@ def _band(f: Figure) -> str:
     if f.band is None:
         return ""
     lo, hi = f.band
+    if hi is None and lo is not None and 0 < lo < 1e-6:
+        return "> 0"  # "above zero": a direction, not a level
     if lo is not None and hi is not None:
         return f"{_show(lo, f.unit)}..{_show(hi, f.unit)}"
     if lo is not None:
