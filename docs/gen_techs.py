@@ -36,8 +36,10 @@ transfer model and the access unit. A tier's area and cost
 ([hierarchy.md](hierarchy.md#area-and-cost)) use the density (or the cell
 area in F² with the feature size), the price per Gbit and the share of good
 blocks. The wear figures ([hierarchy.md](hierarchy.md#wear)) use the access
-unit, the erase block and the endurance. Energy and power are catalog data
-no reported figure uses yet. A Gbit is 2^30 bits; a price holds for its year
+unit, the erase block and the endurance. The energy and power of each
+device ([device.md](device.md)) use the energies per access (per access
+unit; the erase energy per erase block) and the active, idle and
+power-down power per Gbit. A Gbit is 2^30 bits; a price holds for its year
 (`price_year`), and prices of different years are not comparable without
 adjusting. For a whole drive or module (the SSDs, `SCM-OPTANE`, `DCPMM`),
 endurance counts full writes over its warranty rather than cell cycles.

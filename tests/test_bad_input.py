@@ -304,6 +304,33 @@ def case_price_without_year(tmp: Path) -> Bad:
     return _config_case(tmp, text, "techs.NAND-SLC.price_year", "without `price_year`")
 
 
+def case_power_down_oracle_without_a_figure(tmp: Path) -> Bad:
+    # NAND has no power-down power below its idle one: the oracle has none
+    # to spend idle time at.
+    text = GOOD_TIER.replace("DRAM-DDR3", "NAND-SLC") + 'power_down = "oracle"\n'
+    return _config_case(tmp, text, "tier[0].power_down", "NAND-SLC", "powerdown_mw_per_gbit")
+
+
+def case_power_down_unknown(tmp: Path) -> Bad:
+    text = GOOD_TIER + 'power_down = "sometimes"\n'
+    return _config_case(tmp, text, "tier[0].power_down", "sometimes", "none", "oracle")
+
+
+def case_backing_power_down_without_a_figure(tmp: Path) -> Bad:
+    text = GOOD_TIER + '\n[backing]\ntech = "HDD"\npower_down = "oracle"\n'
+    return _config_case(tmp, text, "backing.power_down", "HDD", "powerdown_mw_per_gbit")
+
+
+def case_backing_capacity_share(tmp: Path) -> Bad:
+    text = GOOD_TIER + '\n[backing]\ncapacity = "10%"\n'
+    return _config_case(tmp, text, "backing.capacity", "not a share")
+
+
+def case_backing_capacity_zero(tmp: Path) -> Bad:
+    text = GOOD_TIER + "\n[backing]\ncapacity = 0\n"
+    return _config_case(tmp, text, "backing.capacity", "greater than zero")
+
+
 def case_good_block_fraction_above_one(tmp: Path) -> Bad:
     text = GOOD_TIER + "\n[techs.NAND-SLC]\ngood_block_fraction = 1.2\n"
     return _config_case(tmp, text, "techs.NAND-SLC.good_block_fraction", "at most 1")

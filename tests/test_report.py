@@ -300,3 +300,51 @@ def test_unit_size_capacity_axis_counts_objects(tmp_path: Path) -> None:
     per_size = dict(sec.tables)["Equivalent capacity at each swept capacity"]
     assert "capacity (objects)" in per_size.columns
     assert per_size["capacity (objects)"].max() <= 400
+
+
+DEVICE = """
+[experiment]
+name = "device"
+[base.workload]
+type = "zipf"
+objects = 4000
+requests = 20000
+object_size = "4KiB"
+write_ratio = 0.3
+[[base.tier]]
+name = "dram"
+tech = "DRAM-DDR2"
+capacity = "1MiB"
+power_down = "oracle"
+[[base.tier]]
+name = "flash"
+tech = "NAND-SLC"
+capacity = "4MiB"
+policy = "flashcache"
+[[axis]]
+key = "tier[1].capacity"
+values = ["4MiB", "8MiB"]
+"""
+
+
+def test_device_report_draws_power_by_state_and_wear(tmp_path: Path) -> None:
+    store = tmp_path / "device.sqlite"
+    tierlab.sweep(DEVICE, store=store, workers=1)
+    r = write_report(store, tmp_path / "rep")
+    check_files(r.html, r.plots)
+    sec = next(s for s in r.sections if s.title == "Power by device and state")
+    power, *wear = sec.figures
+    assert power.name == "power-by-state"
+    ax = power.figure.axes[0]
+    assert ax.get_ylabel() == "power (W)"
+    labels = {t.get_text() for t in ax.get_legend().get_texts()}
+    assert {"active", "power-down", "idle", "reads", "writes", "erases"} <= labels
+    # The bars' tops are the runs' power: per device the parts add up to it.
+    df = tierlab.load(store)
+    tops = sorted(p.get_y() + p.get_height() for p in ax.patches)
+    for i in range(2):
+        w = float(df.loc[i, "tiers.1.power_w"])
+        assert any(abs(t - w) <= 1e-9 * max(w, 1e-30) for t in tops), (w, tops)
+    # Flashcache tiers: a wear histogram, erase blocks by erases.
+    assert [p.name for p in wear] == ["wear-histogram-tier-1"]
+    assert wear[0].figure.axes[0].get_xlabel() == "erases per erase block"

@@ -83,9 +83,6 @@ def print_run(s: dict[str, Any]) -> None:
     row("demotions", lambda r: f"{r['demotions']:,}")
     row("bytes in", lambda r: human_bytes(r["bytes_in"]), human_bytes(b["bytes_written"]))
     row("bytes out", lambda r: human_bytes(r["bytes_out"]), human_bytes(b["bytes_read"]))
-    row("area", _area)
-    row("cost", lambda r: _usd(r.get("cost_usd")))
-    row("cost per usable Gbit", lambda r: _usd(r.get("cost_per_usable_gbit")))
     c.print(t)
     c.print(
         f"{s['fill']} hierarchy; requests {s['requests']:,} (reads {s['reads']:,}, "
@@ -99,10 +96,84 @@ def print_run(s: dict[str, Any]) -> None:
         f"simulated time {human_ns(s['total_time_ns'])}  throughput "
         f"{s['throughput_rps']:,.0f} req/s, {human_bytes(s['throughput_bytes_per_s'])}/s"
     )
+    print_device(c, s)
     if s.get("time"):
         print_time(s["time"])
     if s.get("vm"):
         print_vm(console(), s["vm"], s.get("processes") or [])
+
+
+def joules(j: float | None) -> str:
+    """Energy in J (mJ, µJ, nJ below 1 J); "-" when unknown."""
+    if j is None:
+        return "-"
+    for unit, f in (("J", 1.0), ("mJ", 1e-3), ("µJ", 1e-6)):
+        if abs(j) >= f:
+            return f"{j / f:.4g} {unit}"
+    return "0 J" if j == 0 else f"{j / 1e-9:.4g} nJ"
+
+
+def watts(w: float | None) -> str:
+    """Power in W (mW, µW below 1 W); "-" when unknown."""
+    if w is None:
+        return "-"
+    for unit, f in (("W", 1.0), ("mW", 1e-3)):
+        if abs(w) >= f:
+            return f"{w / f:.4g} {unit}"
+    return "0 W" if w == 0 else f"{w / 1e-6:.4g} µW"
+
+
+def _years(y: float | None) -> str:
+    if y is None:
+        return "-"
+    return "never" if y == float("inf") else f"{y:,.4g} y"
+
+
+def _spread(r: dict[str, Any]) -> str:
+    w = r.get("wear_spread")
+    return "-" if w is None else f"{w['std']:.3g} ({w['max_over_mean']:.3g}x)"
+
+
+def _energy_part(part: str) -> Callable[[dict[str, Any]], str]:
+    return lambda r: joules((r.get("energy") or {}).get(part))
+
+
+def print_device(c: Console, s: dict[str, Any]) -> None:
+    """What each device wears, draws and costs (docs/device.md): a second
+    table under the counters, same columns, so both fit 100 columns."""
+    tiers = s["tiers"]
+    b = s["backing"]
+    t = Table(title="device: wear, energy (after warm-up), area, cost", title_justify="left")
+    t.add_column("")
+    for r in tiers:
+        t.add_column(r["name"], justify="right")
+    t.add_column("backing", justify="right")
+
+    def row(label: str, fmt: Callable[[dict[str, Any]], str], backing: bool = False) -> None:
+        t.add_row(label, *[fmt(r) for r in tiers], fmt(b) if backing else "")
+
+    row("erases", lambda r: "-" if r.get("erases") is None else f"{r['erases']:,}")
+    row("wear spread (max/mean)", _spread)
+    row("lifetime", lambda r: _years(r.get("lifetime_years")))
+    row("area", _area)
+    row("cost", lambda r: _usd(r.get("cost_usd")))
+    row("cost per usable Gbit", lambda r: _usd(r.get("cost_per_usable_gbit")))
+    row("busy", lambda r: human_ns(r.get("device_busy_ns") or 0.0), True)
+    row("power-down", lambda r: r.get("power_down") or "none", True)
+    row("energy: reads", _energy_part("read_j"), True)
+    row("energy: writes", _energy_part("write_j"), True)
+    row("energy: erases", _energy_part("erase_j"), True)
+    row("energy: active", _energy_part("active_j"), True)
+    row("energy: idle", _energy_part("idle_j"), True)
+    row("energy: power-down", _energy_part("powerdown_j"), True)
+    row("energy", lambda r: joules(r.get("energy_j")), True)
+    row("power", lambda r: watts(r.get("power_w")), True)
+    c.print(t)
+    line = f"energy {joules(s.get('energy_j'))}, power {watts(s.get('power_w'))}"
+    unknown = s.get("energy_unknown") or []
+    if unknown:
+        line += "; left out for want of a catalog figure: " + ", ".join(unknown)
+    c.print(line)
 
 
 #: Per-client rows printed; the rest are summed up in one line (`--json`

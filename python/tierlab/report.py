@@ -14,6 +14,9 @@ The plots are picked from the experiment's axes (docs/reports.md):
   (S2);
 - runs with a time model: throughput and p99 latency against the
   ``load.clients`` axis (else the first axis);
+- runs with device energy: mean power by device and state (reads,
+  writes, erases, active, idle, power-down), one bar per run; and the wear
+  histogram of each flashcache tier (docs/device.md);
 - any other sweep: each metric against the first axis.
 
 Every report also holds the table of all results.
@@ -605,6 +608,128 @@ def time_section(df: pd.DataFrame, axes: Sequence[str]) -> Section | None:
 
 
 # --------------------------------------------------------------------------
+# Device figures: power by device and state, wear histograms
+# --------------------------------------------------------------------------
+
+#: The energy parts drawn, in stacking order, and their legend labels.
+_STATES = (
+    ("read_j", "reads"),
+    ("write_j", "writes"),
+    ("erase_j", "erases"),
+    ("active_j", "active"),
+    ("idle_j", "idle"),
+    ("powerdown_j", "power-down"),
+)
+_TIER_ENERGY = re.compile(r"^tiers\.(\d+)\.energy_j$")
+_HIST = re.compile(r"^tiers\.(\d+)\.wear_histogram\.(\d+)\.([01])$")
+#: Runs drawn in the power and wear figures (the table has them all).
+MAX_DEVICE_RUNS = 12
+
+
+def _run_labels(d: pd.DataFrame, axes: Sequence[str]) -> list[str]:
+    if not axes:
+        return [f"run {i + 1}" for i in range(len(d))]
+    return [", ".join(_label(r[a]) for a in axes) for _, r in d.iterrows()]
+
+
+def device_section(df: pd.DataFrame, axes: Sequence[str]) -> Section | None:
+    """Mean power of each device by state, a stacked bar per run and device
+    (energy of each part over the counted time), and each flashcache tier's
+    wear histogram. None when the runs kept no device energy."""
+    import numpy as np
+
+    d = df[df["status"] == "ok"].head(MAX_DEVICE_RUNS)
+    tiers = sorted(int(m.group(1)) for c in d.columns if (m := _TIER_ENERGY.match(str(c))))
+    devices = [(f"tiers.{i}", f"tier {i}") for i in tiers]
+    if "backing.energy_j" in d.columns:
+        devices.append(("backing", "backing"))
+    time_col = "total_time_ns"
+    if d.empty or not devices or time_col not in d.columns:
+        return None
+    have = [
+        (p, name)
+        for p, name in devices
+        if any(f"{p}.energy.{k}" in d.columns and d[f"{p}.energy.{k}"].notna().any()
+               for k, _ in _STATES)
+    ]  # fmt: skip
+    if not have:
+        return None
+    sec = Section(
+        "Power by device and state",
+        "Mean power after warm-up (docs/device.md): each part's energy over "
+        "the counted simulated time. A part the catalog has no figure for is "
+        "left out (the run's energy_unknown names it).",
+    )
+    seconds = d[time_col].astype(float).to_numpy() / 1e9
+    labels = _run_labels(d, axes)
+    fig, (ax,) = _figure(max(7.0, 1.2 * len(labels) * len(have)), 4.5)
+    width = 0.8 / len(have)
+    x = np.arange(len(labels))
+    colors = ("tab:blue", "tab:orange", "tab:red", "tab:green", "tab:gray", "tab:purple")
+    hatches = ("", "//", "..", "xx", "\\\\", "++")
+    for j, (p, name) in enumerate(have):
+        bottom = np.zeros(len(labels))
+        for (k, state), color in zip(_STATES, colors, strict=True):
+            col = f"{p}.energy.{k}"
+            if col not in d.columns:
+                continue
+            j_ = d[col].astype(float).fillna(0.0).to_numpy()
+            w = np.divide(j_, seconds, out=np.zeros_like(j_), where=seconds > 0)
+            ax.bar(
+                x + j * width, w, width, bottom=bottom, color=color,
+                hatch=hatches[j % len(hatches)], edgecolor="black", linewidth=0.3,
+                label=state if j == 0 else None,
+            )  # fmt: skip
+            bottom += w
+        for xi, top in zip(x, bottom, strict=True):
+            ax.annotate(name, (xi + j * width, top), ha="center", va="bottom", fontsize=6)
+    ax.set_xticks(x + width * (len(have) - 1) / 2, labels, fontsize=7)
+    ax.set_ylabel("power (W)")
+    ax.set_xlabel(", ".join(axes) if axes else "run")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    sec.figures.append(
+        Plot(
+            "power-by-state",
+            fig,
+            f"Mean power of each device ({', '.join(n for _, n in have)}) by state, "
+            f"one bar per run and device ({_count(len(d), 'run')}).",
+        )
+    )
+    # Wear histograms: `[erases, erase blocks]` pairs, stored flattened.
+    hist: dict[int, dict[int, dict[str, str]]] = {}
+    for c in d.columns:
+        if m := _HIST.match(str(c)):
+            tier, pair, part = int(m.group(1)), int(m.group(2)), m.group(3)
+            hist.setdefault(tier, {}).setdefault(pair, {})[part] = str(c)
+    for tier, pairs in sorted(hist.items()):
+        fig, (ax,) = _figure()
+        for (_, r), label in zip(d.iterrows(), labels, strict=True):
+            pts = sorted(
+                (float(r[cols["0"]]), float(r[cols["1"]]))
+                for cols in pairs.values()
+                if "0" in cols and "1" in cols and not math.isnan(float(r[cols["0"]]))
+            )
+            if pts:
+                ax.step([p[0] for p in pts], [p[1] for p in pts], where="mid",
+                        marker="o", ms=3, label=label)  # fmt: skip
+        ax.set_xlabel("erases per erase block")
+        ax.set_ylabel("erase blocks")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        sec.figures.append(
+            Plot(
+                f"wear-histogram-tier-{tier}",
+                fig,
+                f"Wear histogram of tier {tier}: erase blocks by erases, one line per run.",
+            )
+        )
+    return sec
+
+
+# --------------------------------------------------------------------------
 # writing
 # --------------------------------------------------------------------------
 
@@ -644,6 +769,9 @@ def build_sections(
         sections.insert(0, timed)
     if not specific:
         sections.append(generic_section(df, axes, counts=counts))
+    device = device_section(df, axes)
+    if device is not None:
+        sections.append(device)
     return meta, df, sections
 
 

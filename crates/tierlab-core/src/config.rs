@@ -138,6 +138,10 @@ pub struct TierConfig {
     /// `stack.uncached_copy_mb_s`.
     #[serde(default)]
     pub uncached: bool,
+    /// What the medium does when idle: idle power, or S4's oracle
+    /// power-down (device/energy.rs).
+    #[serde(default)]
+    pub power_down: crate::device::PowerDown,
 }
 
 impl TierConfig {
@@ -175,6 +179,10 @@ pub struct BackingConfig {
     pub read_while_write: bool,
     /// Refused with a message (a buffer belongs to a tier).
     pub lazy_writeback: Option<crate::time::config::LazyConfig>,
+    /// The store's size in bytes: only its background power needs it.
+    pub capacity: Option<Size>,
+    #[serde(default)]
+    pub power_down: crate::device::PowerDown,
 }
 
 impl BackingConfig {
@@ -203,6 +211,8 @@ impl Default for BackingConfig {
             reads_first: false,
             read_while_write: false,
             lazy_writeback: None,
+            capacity: None,
+            power_down: Default::default(),
         }
     }
 }
@@ -233,6 +243,29 @@ impl Default for RunConfig {
             passes: 1,
         }
     }
+}
+
+/// `power_down = "oracle"` needs the medium's power-down power.
+fn power_down_check(
+    cat: &crate::tech::Catalog,
+    tech: &str,
+    pd: crate::device::PowerDown,
+    at: &str,
+) -> Result<(), ConfigError> {
+    let Ok(t) = cat.get(tech) else {
+        return Ok(()); // reported at the tech key
+    };
+    if pd == crate::device::PowerDown::Oracle && t.powerdown_mw_per_gbit.is_none() {
+        return Err(ConfigError::at(
+            at,
+            format!(
+                "\"oracle\" spends idle time in power-down, and {} has no powerdown_mw_per_gbit; \
+                 give one (with its source) in [techs.{}], or use \"none\"",
+                t.name, t.name
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Finite and greater than zero (NaN is neither).
@@ -379,6 +412,7 @@ impl Config {
                     ));
                 }
             }
+            power_down_check(&cat, &t.tech, t.power_down, &p("power_down"))?;
             if !names.insert(self.tier_name(i)) {
                 return Err(ConfigError::at(
                     p("name"),
@@ -394,6 +428,27 @@ impl Config {
         if !non_negative(self.backing.overhead.0) {
             return Err(ConfigError::at("backing.overhead", "must be zero or more"));
         }
+        match self.backing.capacity {
+            Some(Size::Percent(_)) => {
+                return Err(ConfigError::at(
+                    "backing.capacity",
+                    "must be a size in bytes such as \"160GB\", not a share",
+                ))
+            }
+            Some(Size::Absolute(0)) => {
+                return Err(ConfigError::at(
+                    "backing.capacity",
+                    "must be greater than zero",
+                ))
+            }
+            _ => {}
+        }
+        power_down_check(
+            &cat,
+            &self.backing.tech,
+            self.backing.power_down,
+            "backing.power_down",
+        )?;
         if let Some(f) = self.hierarchy.flush_interval {
             if !positive(f.0) {
                 return Err(ConfigError::at(

@@ -73,6 +73,27 @@ impl AccessCost {
         self.page
     }
 
+    /// Access units (pages) an access of `size` bytes reads or programs,
+    /// rounded up: what the device layer charges per-access energy for.
+    #[inline]
+    pub fn pages(&self, size: u32) -> u64 {
+        (size as u64).div_ceil(self.page as u64)
+    }
+
+    /// The device's share of `reads` and `writes` accesses that moved
+    /// `pages` access units in all (ns): their charges less the software
+    /// overhead in each, from counts alone (device/energy.rs, a serial
+    /// run's busy time). Equal to the sum of the charges but for their
+    /// rounding to whole ns, and for a burst medium whose bursts are not a
+    /// whole number of its access units (NOR, FRAM), whose partial bursts
+    /// it does not round up.
+    pub fn busy_ns(&self, reads: u64, writes: u64, pages: u64) -> f64 {
+        let bytes = pages as f64 * self.page as f64;
+        reads as f64 * (self.read_fixed - self.overhead)
+            + writes as f64 * (self.write_fixed - self.overhead)
+            + bytes * self.ns_per_byte
+    }
+
     /// The cost of one access of `size` bytes.
     pub fn access(&self, size: u32, write: bool) -> f64 {
         if write {

@@ -66,6 +66,10 @@ pub struct BackingCounters {
     pub writes: u64,
     pub bytes_read: u64,
     pub bytes_written: u64,
+    /// Those reads and writes in the medium's access units, each rounded
+    /// up (device/energy.rs).
+    pub pages_read: u64,
+    pub pages_written: u64,
 }
 
 /// Whole-run counters (the per-tier ones live in each tier).
@@ -453,6 +457,7 @@ impl Hierarchy {
                 .note(level, OpKind::Read, req.size, t.cost.read(req.size));
             t.c.reads += 1;
             t.c.bytes_out += req.size as u64;
+            t.c.pages_read += t.pages.of(req.size);
             if level == 0 {
                 self.touch(0, slot, req);
                 return lat;
@@ -507,6 +512,7 @@ impl Hierarchy {
                 .note(n, OpKind::Read, req.size, self.backing_cost.read(req.size));
             self.backing.reads += 1;
             self.backing.bytes_read += req.size as u64;
+            self.backing.pages_read += self.backing_cost.pages(req.size);
             match (self.fill, self.path) {
                 (Fill::Exclusive, Path::UnitChain) => {
                     // Admitted without asking (it admits everything), and
@@ -921,5 +927,6 @@ fn write_backing(
 ) -> f64 {
     c.writes += 1;
     c.bytes_written += size as u64;
+    c.pages_written += cost.pages(size);
     ops.note(dev, OpKind::Write, size, cost.write(size))
 }

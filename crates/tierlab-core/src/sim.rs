@@ -10,7 +10,7 @@ use crate::hierarchy::{Fill, Hierarchy};
 use crate::policy::BuildCtx;
 use crate::request::Request;
 use crate::source::setup::{pass, Batches, Progress, RunSetup};
-use crate::stats::{RunResult, TierMeta, Timeline};
+use crate::stats::{BackingMeta, Busy, RunResult, TierMeta, Timeline};
 use crate::tier::Tier;
 use crate::trace::output::OutputFile;
 use crate::trace::TraceError;
@@ -233,6 +233,7 @@ pub fn build_hierarchy(
             admission: t.admission.name().into(),
             medium: tech.clone(),
             area_cost: crate::device::area_cost(tech, capacity, unit_size),
+            power_down: t.power_down,
         });
         let every = t
             .flush_interval
@@ -249,6 +250,22 @@ pub fn build_hierarchy(
         Hierarchy::new(tiers, fill, backing_cost, flush, cfg.run.compute.0),
         meta,
     ))
+}
+
+/// The backing store's medium and the keys its energy needs.
+pub fn backing_meta(cfg: &Config) -> Result<BackingMeta, Error> {
+    let cat = cfg.catalog()?;
+    let b = &cfg.backing;
+    let medium = cat
+        .get(&b.tech)
+        .map_err(|e| ConfigError::at("backing.tech", e.to_string()))?
+        .clone();
+    Ok(BackingMeta {
+        tech: b.tech.clone(),
+        medium,
+        capacity: b.capacity.map(|c| c.resolve(0)),
+        power_down: b.power_down,
+    })
 }
 
 /// Requests in one pass over the setup's workload, read when the source
@@ -352,7 +369,7 @@ impl Recorder {
 pub struct Simulation {
     h: Hierarchy,
     meta: Vec<TierMeta>,
-    backing_tech: String,
+    backing: BackingMeta,
     batches: Batches,
     describe: String,
     unit_size: bool,
@@ -487,7 +504,7 @@ impl Simulation {
         Ok(Simulation {
             h,
             meta,
-            backing_tech: cfg.backing.tech.clone(),
+            backing: backing_meta(cfg)?,
             describe: batches.describe(),
             batches,
             unit_size: run.unit_size,
@@ -678,7 +695,7 @@ impl Simulation {
         let mut r = RunResult::collect(
             &self.h,
             &self.meta,
-            &self.backing_tech,
+            &self.backing,
             self.describe.clone(),
             self.unit_size,
             self.rec.timeline.clone(),
@@ -688,6 +705,16 @@ impl Simulation {
             let tr =
                 crate::time::result::TimeResult::collect(&t.engine, t.load, t.clients, t.by_pid);
             r.apply_time(tr);
+            // The devices' stations' busy time, over the elapsed time
+            // after warm-up.
+            let busy: Vec<Busy> = (0..=self.meta.len())
+                .map(|d| {
+                    let (ns, channels) = t.engine.device_busy(d).unwrap_or((0.0, 1));
+                    Busy { ns, channels }
+                })
+                .collect();
+            let elapsed = r.total_time_ns;
+            r.set_energy(&self.meta, &self.backing, &busy, elapsed);
         }
         r
     }

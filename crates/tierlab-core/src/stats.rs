@@ -2,7 +2,7 @@
 //! timeline. Serialised as the JSON object of `tierlab run --json`.
 
 use crate::device::wear::TierWear;
-use crate::device::AreaCost;
+use crate::device::{Activity, AreaCost, DeviceEnergy, PowerDown, RunEnergy};
 use crate::hierarchy::{BackingCounters, Hierarchy, Totals};
 use crate::tech::Technology;
 use crate::tier::TierCounters;
@@ -30,6 +30,10 @@ pub struct TierResult {
     /// when the catalog lacks a figure or the capacity counts objects.
     #[serde(flatten)]
     pub area_cost: AreaCost,
+    /// `energy_j`, `power_w`, `energy` (by part), `energy_unknown`,
+    /// `device_busy_ns`, `active_share`, `power_down` (docs/device.md).
+    #[serde(flatten)]
+    pub energy: DeviceEnergy,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -37,6 +41,8 @@ pub struct BackingResult {
     pub tech: String,
     #[serde(flatten)]
     pub counters: BackingCounters,
+    #[serde(flatten)]
+    pub energy: DeviceEnergy,
 }
 
 /// One point per `run.interval` requests: figures over that interval, plus
@@ -101,6 +107,10 @@ pub struct RunResult {
     pub vm: Option<crate::vm::VmResult>,
     /// Each process's (address space's) figures of a `[vm]` run.
     pub processes: Vec<crate::vm::ProcessResult>,
+    /// `energy_j`, `power_w`: every device's known energy added up, over
+    /// the counted time; `energy_unknown`: the parts left out.
+    #[serde(flatten)]
+    pub run_energy: RunEnergy,
 }
 
 pub(crate) fn ratio(a: u64, b: u64) -> f64 {
@@ -120,13 +130,31 @@ pub struct TierMeta {
     pub medium: Technology,
     /// The tier's area and cost, fixed by its medium and capacity.
     pub area_cost: AreaCost,
+    pub power_down: PowerDown,
+}
+
+/// The backing store's facts, for its energy.
+#[derive(Clone, Debug)]
+pub struct BackingMeta {
+    pub tech: String,
+    pub medium: Technology,
+    /// Bytes (`backing.capacity`), if given.
+    pub capacity: Option<u64>,
+    pub power_down: PowerDown,
+}
+
+/// A device's busy time (ns, over its channels) and its channels.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Busy {
+    pub ns: f64,
+    pub channels: u32,
 }
 
 impl RunResult {
     pub fn collect(
         h: &Hierarchy,
         meta: &[TierMeta],
-        backing_tech: &str,
+        backing: &BackingMeta,
         workload: String,
         unit_size: bool,
         timeline: Timeline,
@@ -170,6 +198,7 @@ impl RunResult {
                     counters,
                     wear,
                     area_cost: m.area_cost,
+                    energy: DeviceEnergy::default(),
                 }
             })
             .collect();
@@ -178,7 +207,7 @@ impl RunResult {
             .enumerate()
             .filter_map(|(i, t)| refusal_warning(i, t, unit_size))
             .collect();
-        RunResult {
+        let mut r = RunResult {
             version: crate::VERSION.into(),
             workload,
             unit_size,
@@ -207,8 +236,9 @@ impl RunResult {
             latency_ns: None,
             time: None,
             backing: BackingResult {
-                tech: backing_tech.into(),
+                tech: backing.tech.clone(),
                 counters: h.backing.clone(),
+                energy: DeviceEnergy::default(),
             },
             tiers,
             skipped_records: 0,
@@ -216,7 +246,72 @@ impl RunResult {
             timeline,
             vm: None,
             processes: Vec::new(),
+            run_energy: RunEnergy::default(),
+        };
+        // A serial run's devices are busy for their charges less the
+        // software overhead inside each, from the counters (a flashcache
+        // tier's swap copies are programs but no charge); a time model
+        // replaces these with its stations' busy time (`set_energy` again).
+        let b = &h.backing;
+        let busy: Vec<Busy> = h
+            .tiers
+            .iter()
+            .map(|t| {
+                t.cost
+                    .busy_ns(t.c.reads, t.c.writes, t.c.pages_read + t.c.pages_programmed)
+            })
+            .chain([h
+                .backing_cost
+                .busy_ns(b.reads, b.writes, b.pages_read + b.pages_written)])
+            .map(|ns| Busy { ns, channels: 1 })
+            .collect();
+        r.set_energy(meta, backing, &busy, total);
+        r
+    }
+
+    /// Each device's energy and power, and the run's, from the counters,
+    /// `busy` (one per tier, then the backing store) and the counted time.
+    pub fn set_energy(
+        &mut self,
+        meta: &[TierMeta],
+        backing: &BackingMeta,
+        busy: &[Busy],
+        elapsed_ns: f64,
+    ) {
+        let unit = self.unit_size;
+        for ((t, m), b) in self.tiers.iter_mut().zip(meta).zip(busy) {
+            let a = Activity {
+                pages_read: t.counters.pages_read,
+                pages_programmed: t.counters.pages_programmed,
+                erases: t.wear.erases,
+                busy_ns: b.ns,
+                channels: b.channels,
+                elapsed_ns,
+                capacity_bytes: (!unit).then_some(t.capacity),
+            };
+            t.energy = DeviceEnergy::of(&m.medium, &a, m.power_down);
         }
+        if let Some(b) = busy.get(self.tiers.len()) {
+            let c = &self.backing.counters;
+            let a = Activity {
+                pages_read: c.pages_read,
+                pages_programmed: c.pages_written,
+                // Erases are counted for tiers only: the backing store's
+                // are unknown, and a medium that erases says so.
+                erases: None,
+                busy_ns: b.ns,
+                channels: b.channels,
+                elapsed_ns,
+                capacity_bytes: backing.capacity,
+            };
+            self.backing.energy = DeviceEnergy::of(&backing.medium, &a, backing.power_down);
+        }
+        let devices = self
+            .tiers
+            .iter()
+            .map(|t| (t.name.as_str(), &t.energy))
+            .chain([("backing", &self.backing.energy)]);
+        self.run_energy = RunEnergy::of(devices, elapsed_ns);
     }
 }
 

@@ -1,8 +1,11 @@
 //! What a tier's devices are worth beside their timing: die area and price
-//! from the catalog (`area_cost`), and what the writes a run sends them wear
-//! (`wear`), reported beside the counters.
+//! from the catalog (`area_cost`), what the writes a run sends them wear
+//! (`wear`), and the energy they draw (`energy`), reported beside the
+//! counters.
 
 pub mod area_cost;
+pub mod energy;
 pub mod wear;
 
 pub use area_cost::{area_cost, AreaBasis, AreaCost, BITS_PER_GBIT};
+pub use energy::{Activity, DeviceEnergy, PowerDown, RunEnergy};

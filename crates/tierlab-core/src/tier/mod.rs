@@ -70,6 +70,9 @@ pub struct TierCounters {
     /// tier (fill, demotion, write hit, write-back received) rounded up to
     /// whole pages.
     pub pages_programmed: u64,
+    /// Medium pages read by read hits, each rounded up to whole pages
+    /// (device/energy.rs: the reads' dynamic energy).
+    pub pages_read: u64,
 }
 
 /// How many of the medium's pages a write of some bytes programs: a shift

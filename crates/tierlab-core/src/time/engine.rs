@@ -844,6 +844,18 @@ impl Engine {
         self.last_area = self.now;
     }
 
+    /// Device `d`'s busy time since counting started (ns; its read and
+    /// write stations together) and its channels; None past the devices.
+    pub fn device_busy(&self, d: usize) -> Option<(f64, u32)> {
+        let dev = self.devs.get(d)?;
+        let read = &self.stations[dev.read as usize];
+        let mut ns = read.stats.busy_ns as f64;
+        if dev.write != dev.read {
+            ns += self.stations[dev.write as usize].stats.busy_ns as f64;
+        }
+        Some((ns, read.servers))
+    }
+
     /// Brings the time integrals up to the last event.
     pub fn finish(&mut self) {
         let now = self.now;

@@ -14,6 +14,7 @@ use super::walk::{Walker, PTE_BYTES};
 use crate::config::{Config, ConfigError, Source};
 use crate::cost::AccessCost;
 use crate::device::wear::TierWear;
+use crate::device::DeviceEnergy;
 use crate::error::Error;
 use crate::hash::{KeyMap, KeySet};
 use crate::hierarchy::BackingCounters;
@@ -464,9 +465,12 @@ impl Core {
             flushes: 0,
             throughput_rps: per_s(self.requests as f64),
             throughput_bytes_per_s: per_s(self.bytes as f64),
+            // No energy yet: the memory tier's busy time is not tracked
+            // here (docs/device.md).
             backing: BackingResult {
                 tech: self.backing_tech.clone(),
                 counters: self.backing.clone(),
+                energy: DeviceEnergy::unknown(),
             },
             tiers: vec![TierResult {
                 name: tier.name.clone(),
@@ -482,6 +486,7 @@ impl Core {
                 counters: c,
                 wear,
                 area_cost: self.area_cost,
+                energy: DeviceEnergy::unknown(),
             }],
             skipped_records: self.skipped,
             warnings: Vec::new(),
@@ -490,6 +495,11 @@ impl Core {
             time: None,
             vm: Some(v),
             processes: self.procs.clone(),
+            run_energy: crate::device::RunEnergy {
+                energy_j: None,
+                power_w: None,
+                energy_unknown: vec![format!("{}.energy", tier.name), "backing.energy".into()],
+            },
         }
     }
 }
