@@ -216,3 +216,26 @@ def test_s5_block_times_follow_the_documented_costs() -> None:
     t, big_t, tm = block_times(base, "HDD")
     assert t == s + copy and tm - big_t == insert + copy
     assert big_t > 8.5e6 and break_even_hits(t, big_t, tm) == 1
+
+
+def test_s1_experiments_scale_sizes_and_bonnie_warmup(tmp_path: Path) -> None:
+    """S1's capacity axis scales with `--scale`, and Bonnie's warm-up is its
+    first pass over the file: every page of it, the seeks counted."""
+    from tierlab.reproduce import Context
+    from tierlab.reproductions.s1 import experiment
+
+    full = experiment(Context(tmp_path, 1.0), "s1")
+    small = experiment(Context(tmp_path, 0.01), "s1")
+    assert full["axis"][1]["range"] == {"from": "128MiB", "to": "1408MiB", "step": "128MiB"}
+    assert small["axis"][1]["range"] == {
+        "from": round(128 * 2**20 * 0.01),
+        "to": round(1408 * 2**20 * 0.01),
+        "step": round(128 * 2**20 * 0.01),
+    }
+    assert full["base"]["run"] == {"passes": 6, "warmup": "1 pass"}
+    b = experiment(Context(tmp_path, 1.0), "s1-bonnie")
+    assert b["base"]["run"]["warmup"] == 2**30 // 4096
+    assert b["base"]["workload"]["bonnie"] == {"read_first": True}
+    assert experiment(Context(tmp_path, 0.01), "s1-bonnie")["base"]["run"]["warmup"] == -(
+        -round(2**30 * 0.01) // 4096
+    )
