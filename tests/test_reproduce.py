@@ -21,9 +21,10 @@ from tierlab.reproduce import (
     scaled_experiment,
 )
 from tierlab.reproductions.s1 import S1_TABLE_II, table2_band
+from tierlab.reproductions.s4 import tolerance_us
 
 # Small enough for seconds per reproduction, large enough that every point runs.
-TINY = {"s1": "0.01", "s2": "0.02", "s5": "0.02"}
+TINY = {"s1": "0.01", "s2": "0.02", "s4": "0.002", "s5": "0.02"}
 
 
 @pytest.mark.parametrize("name", REPRODUCTIONS)
@@ -79,6 +80,17 @@ FIGURES: dict[str, list[str]] = {
         "miss_ratio_reduction",
         "read_miss_ratio_reduction",
         "runs_lower",
+    ],
+    "s4": [
+        "throughput_ratio_surge",
+        "throughput_ratio_specweb",
+        "latency_tolerance_us_surge",
+        "power_reduction_vs_powerdown",
+        "area_reduction",
+        "flash_accesses_per_s",
+        "flash_lifetime_years_1e6",
+        "wear_spread",
+        "hot_set_swaps",
     ],
     "s5": [
         "breakeven_hits_scm",
@@ -152,6 +164,38 @@ def test_every_reproduction_is_one_table_entry() -> None:
         assert (REPO / s.doc).is_file(), s.doc
         assert s.notes and all(n.strip() for n in s.notes)
         assert '"' in s.paper, "the paper is cited by its title"
+
+
+def test_s4_latency_tolerance() -> None:
+    # Within 5% of the first point's throughput up to where the curve crosses
+    # 95% of it, linearly between the swept latencies.
+    assert tolerance_us([0.05, 100, 200, 400], [10.0, 9.9, 9.0, 5.0]) == pytest.approx(1300 / 9)
+    # Unordered input is sorted by latency first.
+    assert tolerance_us([200, 0.05, 100], [9.0, 10.0, 9.9]) == pytest.approx(1300 / 9)
+    # Never out of the band: the largest latency swept (a lower bound).
+    assert tolerance_us([0.05, 100], [10.0, 9.8]) == 100.0
+    # Out at once: between DRAM's latency and the first step.
+    assert tolerance_us([0.05, 10.05], [10.0, 0.0]) == pytest.approx(0.55)
+
+
+def test_s4_scale_keeps_fileset_and_caches(tmp_path: Path) -> None:
+    from tierlab.reproduce import Context
+    from tierlab.reproductions import s4
+
+    seen: list[dict[str, object]] = []
+
+    class Spy(Context):
+        def sweep(self, stem, name=None):  # type: ignore[no-untyped-def,override]
+            seen.append(stem)
+            raise RuntimeError("stop")
+
+    with pytest.raises(RuntimeError):
+        s4._sweep(Spy(tmp_path, 0.01), "s4-specweb")
+    (exp,) = seen
+    base = exp["base"]  # type: ignore[index]
+    assert base["workload"]["specweb"]["requests"] == 10_000
+    assert "scale" not in base["workload"]
+    assert base["tier"][0]["capacity"] == "1GiB"
 
 
 def test_s5_block_times_follow_the_documented_costs() -> None:
