@@ -299,9 +299,10 @@ def test_tech_and_policy_names_in_any_case() -> None:
 
 def _package_modules() -> list[str]:
     names = ["tierlab"]
-    for m in pkgutil.iter_modules(tierlab.__path__):
-        if not m.name.startswith("_core"):
-            names.append(f"tierlab.{m.name}")
+    # Subpackages too (tierlab.cli.*, tierlab.reproductions.*).
+    for m in pkgutil.walk_packages(tierlab.__path__, "tierlab."):
+        if not m.name.startswith("tierlab._core") and not m.name.endswith("__main__"):
+            names.append(m.name)
     return sorted(names)
 
 

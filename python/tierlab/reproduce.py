@@ -11,7 +11,8 @@ from, and notes on what drives each difference. :func:`reproduce` runs any
 system the same way and writes the HTML report with the side-by-side table
 first; ``tierlab reproduce NAME --json`` prints the figures as
 ``{"system", "figures": [{"id", "label", "paper", "tierlab", "unit"}]}``.
-Adding a reproduction is one module and one line in :data:`SYSTEMS`.
+Adding a reproduction is one module and its name in
+:data:`tierlab.reproductions.NAMES`.
 docs/sources.md describes the papers; docs/reproduce-<name>.md gives each
 reproduction's parameters, sources and measured tables.
 """
@@ -195,15 +196,31 @@ class Reproduction:
 
 
 #: Every reproduction, by the module that holds it (tierlab.reproductions.NAMES).
-SYSTEMS: dict[str, System] = {m: import_module(f"tierlab.reproductions.{m}").SYSTEM for m in NAMES}
-REPRODUCTIONS = tuple(SYSTEMS)
+#: Built on first use, so that a reproduction module may be imported first
+#: (it imports this module, which would otherwise import it back half-made).
+REPRODUCTIONS: tuple[str, ...] = NAMES
+_systems: dict[str, System] = {}
+
+
+def systems() -> dict[str, System]:
+    """Every reproduction by name: each module's ``SYSTEM``."""
+    if not _systems:
+        _systems.update({m: import_module(f"tierlab.reproductions.{m}").SYSTEM for m in NAMES})
+    return _systems
+
+
+def __getattr__(name: str) -> Any:
+    # ``SYSTEMS`` stays a module attribute, made on first access.
+    if name == "SYSTEMS":
+        return systems()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def system(name: str) -> System:
     """The reproduction called ``name``."""
-    if name not in SYSTEMS:
-        raise ConfigError(f"unknown reproduction {name!r}; expected one of {', '.join(SYSTEMS)}")
-    return SYSTEMS[name]
+    if name not in NAMES:
+        raise ConfigError(f"unknown reproduction {name!r}; expected one of {', '.join(NAMES)}")
+    return systems()[name]
 
 
 def experiment_text(stem: str) -> str:
@@ -319,7 +336,7 @@ def reproduce(
     Parameters
     ----------
     name
-        A key of :data:`SYSTEMS` (``"s1"``, ...).
+        A name of :data:`REPRODUCTIONS` (``"s1"``, ...).
     out_dir
         Where the stores (``<stem>.sqlite``) and the report go (default
         ``tierlab-<name>`` in the current folder).

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from tierlab.reproduce import Context, Figure, Outcome, System
+from tierlab.reproduce import Context, Figure, Outcome, System, _scale_size
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -50,9 +50,6 @@ def experiment(ctx: Context, stem: str) -> dict[str, Any]:
     """A bundled S1 experiment at ``ctx.scale``: the ESDC sizes of the
     capacity axis scale with the workload; Bonnie's warm-up is its first
     pass over the file (the file's pages)."""
-    # Defined after the registry in tierlab.reproduce: imported at call time.
-    from tierlab.reproduce import _scale_size
-
     exp = ctx.experiment(stem)
     for a in exp.get("axis", []):
         if a.get("key") == CAPACITY and "range" in a and ctx.scale != 1:

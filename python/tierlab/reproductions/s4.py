@@ -104,7 +104,7 @@ def tolerance_us(latency_us: list[float], throughput: list[float], within: float
     for (l0, t0), (l1, t1) in zip(pts, pts[1:], strict=False):
         if t1 < limit:
             return l0 + (t0 - limit) / (t0 - t1) * (l1 - l0) if t0 > t1 else l0
-    return pts[-1][0]
+    return float(pts[-1][0])
 
 
 def _stations(r: pd.Series) -> list[str]:
