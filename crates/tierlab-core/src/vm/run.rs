@@ -325,8 +325,8 @@ impl Core {
             // The page of the reference before, which hit: still the first
             // TLB level's last entry and resident (an eviction would have
             // cleared both), so the general path below would find a TLB hit
-            // and a page hit that change no order; this is that path, less
-            // its lookups.
+            // that changes no order and a page hit the policy is told of;
+            // this is that path, less its lookups.
             self.v.translations += 1;
             self.tlb.repeat();
             self.paging.repeat(write);
