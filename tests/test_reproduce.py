@@ -1,15 +1,26 @@
 """Each reproduction runs at a tiny scale through the real sweep (a local Dask
-cluster of one worker), prints the side-by-side table and writes its report."""
+cluster of one worker), prints the side-by-side table and writes its report;
+``--json`` gives its figures."""
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from conftest import Ran
 from test_bad_input import assert_bad
-from tierlab.reproduce import REPRODUCTIONS, S1_TABLE_II, experiment_text, scaled_experiment
+from tierlab.reproduce import (
+    REPRODUCTIONS,
+    SYSTEMS,
+    Figure,
+    experiment_text,
+    figure_table,
+    scaled_experiment,
+)
+from tierlab.reproductions.s1 import S1_TABLE_II, table2_band
 
 # Small enough for seconds per reproduction, large enough that every point runs.
 TINY = {"s1": "0.01", "s2": "0.02", "s5": "0.02"}
@@ -33,14 +44,68 @@ def test_reproduce_tiny(name: str, tierlab_cmd: Callable[..., Ran], tmp_path: Pa
     page = (out / f"{name}.html").read_text(encoding="utf-8")
     assert "tierlab beside the paper" in page and "data:image/png;base64," in page
     assert list(out.glob("*.png")) and list(out.glob("*.svg"))
+    for fid in FIGURES[name]:
+        assert fid in r.out, fid
+    assert "in target" in r.out
+    # --json over the same folder: every point is in the store already.
+    j = tierlab_cmd("reproduce", name, "-o", out, "--scale", TINY[name], "--workers", "1", "--json")
+    assert j.code == 0, j.err
+    doc = json.loads(j.out)
+    assert doc["system"] == name
+    assert [f["id"] for f in doc["figures"]][: len(FIGURES[name])] == FIGURES[name]
+    for f in doc["figures"]:
+        assert set(f) == {"id", "label", "paper", "tierlab", "unit"}
+        assert f["label"] and f["unit"]
+        assert f["paper"] is None or math.isfinite(f["paper"])
+        assert f["tierlab"] is None or math.isfinite(f["tierlab"])
     if name == "s1":
+        paper = {f["id"]: f["paper"] for f in doc["figures"]}
         for wl, row in S1_TABLE_II.items():
-            for s, paper in row.items():
-                assert f"{wl}" in r.out and f"{paper}" in r.out, (wl, s)
-    if name == "s5":
-        assert "break_even_hits" in r.out and "SCM-S5" in r.out
-    if name == "s2":
-        assert "extended buffer cache" in r.out and "same direction" in r.out
+            for s, p in row.items():
+                assert paper[f"table2_{wl}_s{s}"] == p
+
+
+#: The figure ids each reproduction gives, in order (the issue's names).
+FIGURES: dict[str, list[str]] = {
+    "s1": [
+        *(f"table2_{wl}_s{s}" for wl in ("postmark", "bonnie") for s in (2, 3, 4, 5)),
+        "best_miss_rate_postmark",
+        "breakeven_price_postmark_s3",
+        "breakeven_price_bonnie_s3",
+    ],
+    "s2": [
+        "miss_ratio_page_cache",
+        "miss_ratio_extended_buffer_cache",
+        "miss_ratio_reduction",
+        "read_miss_ratio_reduction",
+        "runs_lower",
+    ],
+    "s5": [
+        "breakeven_hits_scm",
+        "breakeven_hits_hdd",
+        *(
+            f"gain_{c}_{st}_{wl}"
+            for wl in ("web", "proxy")
+            for c, st in (("lru", "scm"), ("ac", "scm"), ("lru", "hdd"))
+        ),
+    ],
+}
+
+
+def test_figure_bands_and_table() -> None:
+    f = Figure("x", "a ratio", 1.37, 1.3, "ratio", table2_band(1.37))
+    assert f.band == pytest.approx((1.2405, 1.4995))
+    assert f.in_band is True
+    assert Figure("x", "y", 0.09, 0.2, "fraction", (0.04, 0.15)).in_band is False
+    assert Figure("x", "y", 0.09, 0.2, "fraction").in_band is None
+    assert Figure("x", "y", None, float("nan"), "fraction", (0.0, None)).in_band is None
+    assert Figure("x", "y", 2.0, 100.0, "us", (100.0, None)).in_band is True
+    # NaN is null in the JSON; the table says n/a.
+    assert Figure("x", "y", None, float("nan"), "ratio").as_json()["tierlab"] is None
+    t = figure_table([f, Figure("z", "w", 2.0, float("nan"), "hits", (2.0, 2.0))])
+    assert list(t["in target"]) == ["yes", ""]
+    assert list(t["tierlab"]) == ["1.3", "n/a"]
+    assert list(t["target"]) == ["1.24..1.5", "2..2"]
 
 
 def test_scaled_experiment_scales_workloads_and_sizes() -> None:
@@ -55,8 +120,10 @@ def test_scaled_experiment_scales_workloads_and_sizes() -> None:
 
 
 def test_bundled_experiments_are_package_data() -> None:
-    for name in REPRODUCTIONS:
-        assert "[experiment]" in experiment_text(name)
+    for s in SYSTEMS.values():
+        assert s.experiments[0] == s.name
+        for stem in s.experiments:
+            assert "[experiment]" in experiment_text(stem)
 
 
 def test_reproduce_bad_input(cli: Callable[..., Ran], tmp_path: Path) -> None:
@@ -73,15 +140,58 @@ def test_reproduce_bad_input(cli: Callable[..., Ran], tmp_path: Path) -> None:
 
 
 def test_every_reproduction_is_one_table_entry() -> None:
-    """Consolidation: a reproduction is one entry of SYSTEMS (experiment file,
-    comparison, notes), and each points into the repository's own docs."""
+    """Consolidation: a reproduction is one module with one SYSTEM (experiment
+    files, run, notes), registered in SYSTEMS, and each points into the
+    repository's own docs."""
     from conftest import REPO
-    from tierlab.reproduce import SYSTEMS
 
     assert tuple(SYSTEMS) == REPRODUCTIONS
     for name, s in SYSTEMS.items():
         assert s.name == name
-        assert "[experiment]" in experiment_text(name)
+        assert (REPO / "python" / "tierlab" / "reproductions" / f"{name}.py").is_file()
         assert (REPO / s.doc).is_file(), s.doc
         assert s.notes and all(n.strip() for n in s.notes)
         assert '"' in s.paper, "the paper is cited by its title"
+
+
+def test_s5_block_times_follow_the_documented_costs() -> None:
+    # The engine's t, T and Tm of one 4 KiB block with the bundled S5
+    # experiment's costs (docs/reproduce-s5.md): the storage path is 30%
+    # slower than a hit on DRAM-speed SCM (S5 section 2), an insertion is
+    # its software plus one more page copy, and the break-even follows.
+    from tierlab.analysis import break_even_hits
+    from tierlab.reproductions.s5_files import block_times
+
+    base = scaled_experiment("s5")["base"]
+    s, copy, insert, storage_sw = 1985, 1430, 915, 1025
+    t, big_t, tm = block_times(base, "SCM-S5")
+    assert (t, big_t) == (s + copy, s + storage_sw + copy)
+    assert tm == big_t + insert + copy
+    assert big_t / t == pytest.approx(1.3, abs=0.001)
+    assert break_even_hits(t, big_t, tm) == 3
+    t, big_t, tm = block_times(base, "HDD")
+    assert t == s + copy and tm - big_t == insert + copy
+    assert big_t > 8.5e6 and break_even_hits(t, big_t, tm) == 1
+
+
+def test_s1_experiments_scale_sizes_and_bonnie_warmup(tmp_path: Path) -> None:
+    """S1's capacity axis scales with `--scale`, and Bonnie's warm-up is its
+    first pass over the file: every page of it, the seeks counted."""
+    from tierlab.reproduce import Context
+    from tierlab.reproductions.s1 import experiment
+
+    full = experiment(Context(tmp_path, 1.0), "s1")
+    small = experiment(Context(tmp_path, 0.01), "s1")
+    assert full["axis"][1]["range"] == {"from": "128MiB", "to": "1408MiB", "step": "128MiB"}
+    assert small["axis"][1]["range"] == {
+        "from": round(128 * 2**20 * 0.01),
+        "to": round(1408 * 2**20 * 0.01),
+        "step": round(128 * 2**20 * 0.01),
+    }
+    assert full["base"]["run"] == {"passes": 6, "warmup": "1 pass"}
+    b = experiment(Context(tmp_path, 1.0), "s1-bonnie")
+    assert b["base"]["run"]["warmup"] == 2**30 // 4096
+    assert b["base"]["workload"]["bonnie"] == {"read_first": True}
+    assert experiment(Context(tmp_path, 0.01), "s1-bonnie")["base"]["run"]["warmup"] == -(
+        -round(2**30 * 0.01) // 4096
+    )

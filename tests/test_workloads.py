@@ -252,3 +252,28 @@ def test_postmark_examples_run(tierlab_cmd: Callable[..., Ran], name: str) -> No
     top = s["tiers"][0]
     # Deletes are neither hits nor misses.
     assert top["hits"] + top["misses"] == s["reads"] + s["writes"]
+
+
+def test_bonnie_read_first(tierlab_cmd: Callable[..., Ran], tmp_path: Path) -> None:
+    """`read_first` reads the file in its first pass (S1's reproduction: the
+    seeks start with the file's pages clean in the cache); it needs that pass."""
+    base = '[workload]\ntype = "bonnie"\npreset = "s1"\nscale = 0.01\n[workload.bonnie]\n{}\n'
+    tier = '[[tier]]\ntech = "DRAM-DDR3"\ncapacity = "1MiB"\n'
+    runs = {}
+    for name, keys in (("w", ""), ("r", "read_first = true")):
+        f = tmp_path / f"{name}.toml"
+        f.write_text(base.format(keys) + tier)
+        r = tierlab_cmd("run", f, "--json")
+        assert r.code == 0, r.err
+        runs[name] = json.loads(r.out)
+    pages = -(-round((1 << 30) * 0.01) // 4096)
+    # The same requests; the first pass's `pages` writes became reads, each a
+    # miss read from the store (a written page is allocated without one), and
+    # the cache holds the same pages when the seeks start.
+    assert runs["r"]["requests"] == runs["w"]["requests"]
+    assert runs["r"]["backing"]["reads"] - runs["w"]["backing"]["reads"] == pages
+    bad = tmp_path / "bad.toml"
+    bad.write_text(base.format("read_first = true\nwrite_first = false") + tier)
+    r = tierlab_cmd("run", bad)
+    assert r.code == 2 and r.out == "" and "Traceback" not in r.err
+    assert r.err_lines[0].startswith("error: workload.bonnie.read_first: needs the first pass")

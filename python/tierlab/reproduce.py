@@ -1,55 +1,168 @@
-"""``tierlab reproduce s1|s2|s5``: a source paper's experiment, run through the
-sweep at a scale this machine affords, side by side with the paper's figures.
+"""``tierlab reproduce NAME``: a source paper's experiment, side by side with
+the paper's figures.
 
-Each reproduction is one entry of :data:`SYSTEMS`: a bundled experiment file
-(``tierlab/experiments/<name>.toml``, which states its scaling and
-assumptions), run by :func:`tierlab.sweep` into ``<out>/<name>.sqlite``; a
-comparison of its results with the paper's figures; and the notes on what
-drives the differences. :func:`reproduce` runs any entry the same way and
-:func:`tierlab.report.write_report` writes it up with the comparison first.
-Adding a reproduction is one experiment file, one comparison function and
-one entry. docs/sources.md describes the papers; docs/reproduce-s1.md,
--s2.md and -s5.md give the measured tables.
+A reproduction is one module of :mod:`tierlab.reproductions` (``s1.py``,
+``s2.py``, ``s5.py``, ...) holding its :class:`System`: the paper, the bundled
+experiment files it runs (``tierlab/experiments/<stem>.toml``) and a
+``run(ctx)`` function that runs them through a :class:`Context` (sweeps into
+``<out>/<stem>.sqlite``) and returns an :class:`Outcome`: the paper's figures
+beside tierlab's (:class:`Figure`), report sections with the curves they come
+from, and notes on what drives each difference. :func:`reproduce` runs any
+system the same way and writes the HTML report with the side-by-side table
+first; ``tierlab reproduce NAME --json`` prints the figures as
+``{"system", "figures": [{"id", "label", "paper", "tierlab", "unit"}]}``.
+Adding a reproduction is one module and one line in :data:`SYSTEMS`.
+docs/sources.md describes the papers; docs/reproduce-<name>.md gives each
+reproduction's parameters, sources and measured tables.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import math
 import os
 import time
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import resources
+from importlib import import_module, resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tierlab.errors import ConfigError
+from tierlab.reproductions import NAMES
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from tierlab._sweep import SweepProgress, SweepReport
-    from tierlab.report import Report
+    from tierlab.report import Report, Section
 
-#: S1 Table II: file-memory capacity for equal performance, as a ratio to DRAM's.
-S1_TABLE_II: dict[str, dict[int, float]] = {
-    "postmark": {2: 1.19, 3: 1.37, 4: 1.63, 5: 2.03},
-    "bonnie": {2: 1.13, 3: 1.32, 4: 1.66, 5: 2.33},
-}
 
-#: S5's claims: (what, storage techs, cache config, paper's range of the gain, as printed).
-S5_CLAIMS: list[tuple[str, tuple[str, ...], str, tuple[float, float], str]] = [
-    # "gains < 3%": a small gain, so a loss is outside the claim, not inside it.
-    ("LRU cache on SCM", ("SCM-S5", "SCM-OPTANE"), "lru", (0.0, 0.03), "0-3%"),
-    ("second-hit admission on SCM", ("SCM-S5", "SCM-OPTANE"), "2nd-hit", (0.20, 0.40), "20-40%"),
-    ("LRU cache on HDD", ("HDD",), "lru", (0.70, 0.70), "~70%"),
-    ("second-hit admission on HDD", ("HDD",), "2nd-hit", (0.70, 0.70), "~70%"),
-]
+@dataclass(frozen=True)
+class Figure:
+    """One figure of a paper beside tierlab's.
 
-#: S5: a block must be hit this many times to pay for caching it.
-S5_BREAK_EVEN = {"SCM": 2, "HDD": 1}
+    Values are plain numbers: fractions (not percent), bytes, microseconds
+    where the id ends in ``_us``. ``band`` is the range tierlab's figure is
+    expected in (inclusive; an open end is ``None``), or ``None`` when the
+    figure is reported without one.
+    """
+
+    id: str
+    label: str
+    paper: float | None
+    tierlab: float | None
+    unit: str
+    band: tuple[float | None, float | None] | None = None
+
+    @property
+    def in_band(self) -> bool | None:
+        """Whether tierlab's figure lies in the band (``None``: no band, or no figure)."""
+        if self.band is None or self.tierlab is None or not math.isfinite(self.tierlab):
+            return None
+        lo, hi = self.band
+        return (lo is None or self.tierlab >= lo) and (hi is None or self.tierlab <= hi)
+
+    def as_json(self) -> dict[str, Any]:
+        """The figure as ``--json`` prints it (NaN and infinities as null)."""
+
+        def num(x: float | None) -> float | None:
+            return None if x is None or not math.isfinite(x) else float(x)
+
+        return {
+            "id": self.id,
+            "label": self.label,
+            "paper": num(self.paper),
+            "tierlab": num(self.tierlab),
+            "unit": self.unit,
+        }
+
+
+@dataclass
+class Outcome:
+    """What a reproduction's ``run`` returns: its figures beside the paper's,
+    report sections (tables and the curves the figures come from), and notes
+    on what drives the differences, beyond the system's own."""
+
+    figures: list[Figure]
+    sections: list[Section] = field(default_factory=list)
+    notes: tuple[str, ...] = ()
+
+    def __add__(self, other: Outcome) -> Outcome:
+        return Outcome(
+            [*self.figures, *other.figures],
+            [*self.sections, *other.sections],
+            (*self.notes, *other.notes),
+        )
+
+
+@dataclass
+class Context:
+    """What a reproduction runs with: the output folder, the scale, the sweep's
+    scheduler and workers; :meth:`sweep` runs a bundled experiment."""
+
+    out: Path
+    scale: float = 1.0
+    scheduler: str | None = None
+    workers: int | None = None
+    progress: SweepProgress | None = None
+    #: (store, sweep report) of every experiment run, in order.
+    sweeps: list[tuple[Path, SweepReport]] = field(default_factory=list)
+
+    def experiment(self, stem: str) -> dict[str, Any]:
+        """The bundled experiment ``stem``, scaled by :attr:`scale`."""
+        return scaled_experiment(stem, self.scale)
+
+    def sweep(self, stem: str | dict[str, Any], name: str | None = None) -> pd.DataFrame:
+        """Runs a bundled experiment (``stem``), or an experiment dict named
+        ``name``, through the sweep into ``<out>/<name>.sqlite`` and returns its
+        results; fails if every point failed."""
+        from tierlab._sweep import sweep
+        from tierlab.store import load
+
+        if isinstance(stem, str):
+            exp, name = self.experiment(stem), name or stem
+        else:
+            exp, name = stem, name or str(stem["experiment"]["name"])
+        store = self.out / f"{name}.sqlite"
+        rep = sweep(
+            exp,
+            store=store,
+            scheduler=self.scheduler,
+            workers=self.workers,
+            progress=self.progress,
+        )
+        self.sweeps.append((store, rep))
+        df = load(store, str(exp["experiment"]["name"]))
+        if not (df["status"] == "ok").any():
+            first = df["error"].dropna().iloc[0] if df["error"].notna().any() else "unknown"
+            raise ConfigError(f"reproduce {name}: every point failed; the first: {first}")
+        return df
+
+
+@dataclass(frozen=True)
+class System:
+    """One reproduction: the paper, the bundled experiments it runs, how it
+    runs them and sets the results beside the paper's, and what drives the
+    differences."""
+
+    #: The name on the command line (``s1``); its first experiment has this stem.
+    name: str
+    #: The paper, cited by title, authors and venue.
+    paper: str
+    #: The bundled experiment files it runs (stems of ``experiments/*.toml``).
+    experiments: tuple[str, ...]
+    #: Runs the experiments and compares: ``run(ctx) -> Outcome``.
+    run: Callable[[Context], Outcome]
+    #: What drives the differences, one sentence group per note.
+    notes: tuple[str, ...]
+
+    @property
+    def doc(self) -> str:
+        """The reproduction's write-up, in the repository."""
+        return f"docs/reproduce-{self.name}.md"
 
 
 @dataclass
@@ -57,18 +170,33 @@ class Reproduction:
     """The outcome of :func:`reproduce`."""
 
     name: str
-    store: Path
-    sweep: SweepReport
-    comparison: pd.DataFrame
-    notes: tuple[str, ...]
+    system: System
+    outcome: Outcome
     report: Report
+    sweeps: list[tuple[Path, SweepReport]]
     elapsed_s: float
-    extra_tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
+
+    @property
+    def figures(self) -> list[Figure]:
+        return self.outcome.figures
+
+    @property
+    def comparison(self) -> pd.DataFrame:
+        """The side-by-side table."""
+        return figure_table(self.outcome.figures)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return (*self.system.notes, *self.outcome.notes)
+
+    def as_json(self) -> dict[str, Any]:
+        """``{"system", "figures"}`` as ``tierlab reproduce NAME --json`` prints it."""
+        return {"system": self.name, "figures": [f.as_json() for f in self.outcome.figures]}
 
 
-def experiment_text(name: str) -> str:
-    """The bundled experiment file of a reproduction."""
-    return (resources.files("tierlab") / system(name).experiment).read_text("utf-8")
+#: Every reproduction, by the module that holds it (tierlab.reproductions.NAMES).
+SYSTEMS: dict[str, System] = {m: import_module(f"tierlab.reproductions.{m}").SYSTEM for m in NAMES}
+REPRODUCTIONS = tuple(SYSTEMS)
 
 
 def system(name: str) -> System:
@@ -76,6 +204,14 @@ def system(name: str) -> System:
     if name not in SYSTEMS:
         raise ConfigError(f"unknown reproduction {name!r}; expected one of {', '.join(SYSTEMS)}")
     return SYSTEMS[name]
+
+
+def experiment_text(stem: str) -> str:
+    """A bundled experiment file (``experiments/<stem>.toml``)."""
+    f = resources.files("tierlab") / "experiments" / f"{stem}.toml"
+    if not f.is_file():
+        raise ConfigError(f"no bundled experiment {stem!r}")
+    return f.read_text("utf-8")
 
 
 def _scale_size(v: Any, f: float) -> Any:
@@ -93,8 +229,8 @@ def _scale_size(v: Any, f: float) -> Any:
     return v
 
 
-def scaled_experiment(name: str, scale: float = 1.0) -> dict[str, Any]:
-    """The bundled experiment as a dict, with ``scale`` applied: workload
+def scaled_experiment(stem: str, scale: float = 1.0) -> dict[str, Any]:
+    """A bundled experiment as a dict, with ``scale`` applied: workload
     scales (the base's and any whole-workload axis value's) and absolute tier
     capacities are multiplied by it; shares of the footprint scale by
     themselves.
@@ -107,7 +243,7 @@ def scaled_experiment(name: str, scale: float = 1.0) -> dict[str, Any]:
     """
     if not (isinstance(scale, int | float) and math.isfinite(scale) and scale > 0):
         raise ConfigError(f"--scale {scale!r}: must be a positive number")
-    exp = tomllib.loads(experiment_text(name))
+    exp = tomllib.loads(experiment_text(stem))
     if scale == 1:
         return exp
     exp = copy.deepcopy(exp)
@@ -125,273 +261,48 @@ def scaled_experiment(name: str, scale: float = 1.0) -> dict[str, Any]:
     return exp
 
 
-def _fmt_pct(x: float) -> str:
-    return "n/a" if math.isnan(x) else f"{100 * x:.1f}%"
+def _show(x: float | None, unit: str) -> str:
+    if x is None or not math.isfinite(x):
+        return "n/a"
+    if unit == "fraction":
+        return f"{x:.3f}"
+    if abs(x) >= 1000:
+        return f"{x:,.0f}"
+    return f"{x:.3g}" if abs(x) < 10 else f"{x:.1f}"
 
 
-def _diff_to_range(x: float, lo: float, hi: float) -> float:
-    """0 inside [lo, hi], else the signed distance to the nearer end."""
-    if math.isnan(x):
-        return math.nan
-    if x < lo:
-        return x - lo
-    if x > hi:
-        return x - hi
-    return 0.0
+def _band(f: Figure) -> str:
+    if f.band is None:
+        return ""
+    lo, hi = f.band
+    if hi is None and lo is not None and 0 < lo < 1e-6:
+        return "> 0"  # "above zero": a direction, not a level
+    if lo is not None and hi is not None:
+        return f"{_show(lo, f.unit)}..{_show(hi, f.unit)}"
+    if lo is not None:
+        return f">= {_show(lo, f.unit)}"
+    return f"<= {_show(hi, f.unit)}"
 
 
-# --------------------------------------------------------------------------
-# per reproduction: the comparison with the paper
-# --------------------------------------------------------------------------
-
-
-#: A comparison's side-by-side table and further (title, table) pairs.
-Comparison = tuple["pd.DataFrame", list[tuple[str, "pd.DataFrame"]]]
-
-
-def compare_s1(df: pd.DataFrame, exp: dict[str, Any], store: Path) -> Comparison:
-    """Table II side by side: tierlab's mean ratio over the swept capacities
-    where it is defined, its range, the paper's, and the difference."""
+def figure_table(figures: list[Figure]) -> pd.DataFrame:
+    """The side-by-side table: one row per figure."""
     import pandas as pd
 
-    from tierlab.analysis import equivalent_capacity, ratio_summary
-
-    eq = equivalent_capacity(
-        df,
-        slowdown="tier[0].slowdown",
-        capacity="tiers.0.capacity",
-        by=["workload.type"],
-        group="tier[0].capacity",
-    )
-    summ = ratio_summary(eq, by=["workload.type"])
     rows = []
-    for wl, paper in S1_TABLE_II.items():
-        for s, p in paper.items():
-            r = summ[(summ["workload.type"] == wl) & (summ["slowdown"] == s)]
-            mean = float(r["mean"].iloc[0]) if len(r) else math.nan
-            lo = float(r["min"].iloc[0]) if len(r) else math.nan
-            hi = float(r["max"].iloc[0]) if len(r) else math.nan
-            n = int(r["n"].iloc[0]) if len(r) else 0
-            rows.append(
-                {
-                    "workload": wl,
-                    "slowdown": s,
-                    "paper": p,
-                    "tierlab (mean)": round(mean, 3),
-                    "tierlab (min..max)": "n/a" if n == 0 else f"{lo:.3f}..{hi:.3f}",
-                    "capacities": n,
-                    "difference": round(mean - p, 3),
-                }
-            )
-    return pd.DataFrame(rows), [("Equivalent capacity at each swept capacity", eq)]
-
-
-def compare_s5(df: pd.DataFrame, exp: dict[str, Any], store: Path) -> Comparison:
-    """S5's claims against tierlab's gains in storage access time over no
-    cache (mean over the cache sizes), per workload; the break-even table."""
-    import pandas as pd
-
-    from tierlab.analysis import break_even_table, gain_over_baseline
-    from tierlab.api import catalog_entries
-
-    g = gain_over_baseline(
-        df,
-        config="tier[0].admission",
-        baseline="no cache",
-        metric="access_time_ns",
-        by=["workload", "backing.tech", "tier[0].capacity"],
-    )
-    mean = g.groupby(["workload", "backing.tech", "config"], sort=False)["gain"].agg(
-        ["mean", "min", "max"]
-    )
-    rows = []
-    for what, storages, cfg, (lo, hi), shown in S5_CLAIMS:
-        for wl in dict.fromkeys(df["workload"]):
-            for st in storages:
-                key = (wl, st, cfg)
-                if key not in mean.index:
-                    continue
-                m, mn, mx = (float(v) for v in mean.loc[key])
-                rows.append(
-                    {
-                        "claim": what,
-                        "workload": wl,
-                        "storage": st,
-                        "paper": shown,
-                        "tierlab (mean)": _fmt_pct(m),
-                        "tierlab (min..max)": f"{_fmt_pct(mn)}..{_fmt_pct(mx)}",
-                        "difference (pts)": round(100 * _diff_to_range(m, lo, hi), 1),
-                    }
-                )
-    # The engine applies the config's [techs] (bases, units, checks).
-    catalog = catalog_entries(exp["base"].get("techs", {}))
-    techs_used = [str(s) for s in dict.fromkeys(df["backing.tech"])]
-    be = break_even_table(["DRAM-DDR3"], techs_used, catalog=catalog)
-    be["paper"] = [
-        S5_BREAK_EVEN["SCM"] if "SCM" in s else S5_BREAK_EVEN["HDD"] if s == "HDD" else None
-        for s in be["storage"]
-    ]
-    full = g[g["config"] != "no cache"]
-    return pd.DataFrame(rows), [
-        ("Break-even hits (S5: n*t + Tm < (n+1)*T), 4 KiB blocks", be),
-        ("Gain over no cache at each cache size", full),
-    ]
-
-
-def compare_s2(df: pd.DataFrame, exp: dict[str, Any], store: Path) -> Comparison:
-    """S2's qualitative result (the extended buffer cache lowers the miss
-    rate, run after run) against tierlab's whole-run and per-run figures.
-
-    The points with k = 1..5 runs share their first runs, so run k's own
-    miss ratio is (misses_k - misses_{k-1}) / (lookups_k - lookups_{k-1})."""
-    import pandas as pd
-
-    ax, runs_ax = "tier[1].admission", "workload.postmark.runs"
-    d = df[df["status"] == "ok"].copy()
-    d["lookups"] = d["reads"] + d["writes"]
-    cols = ["misses", "lookups", "backing.reads", "reads"]
-    m = d.groupby([ax, runs_ax], sort=True)[cols].mean().reset_index()
-    per_run: dict[str, list[float]] = {}
-    per_run_read: dict[str, list[float]] = {}
-    whole: dict[str, tuple[float, float]] = {}
-    for label in ("page cache alone", "extended buffer cache"):
-        g = m[m[ax] == label].sort_values(runs_ax)
-        diff = g[cols].diff().fillna(g[cols])
-        per_run[label] = list(diff["misses"] / diff["lookups"])
-        per_run_read[label] = list(diff["backing.reads"] / diff["reads"])
-        last = g.iloc[-1]
-        whole[label] = (
-            float(last["misses"] / last["lookups"]),
-            float(last["backing.reads"] / last["reads"]),
+    for f in figures:
+        ok = f.in_band
+        rows.append(
+            {
+                "id": f.id,
+                "figure": f.label,
+                "paper": _show(f.paper, f.unit),
+                "tierlab": _show(f.tierlab, f.unit),
+                "unit": f.unit,
+                "target": _band(f),
+                "in target": "" if ok is None else ("yes" if ok else "no"),
+            }
         )
-    (a, ra), (e, re_) = whole["page cache alone"], whole["extended buffer cache"]
-    n = len(per_run["page cache alone"])
-    lower = sum(
-        1
-        for x, y in zip(per_run["page cache alone"], per_run["extended buffer cache"], strict=True)
-        if y < x
-    )
-    rows = [
-        {
-            "figure": "miss ratio, all runs (page cache alone -> extended buffer cache)",
-            "paper": "lower with the extended buffer cache",
-            "tierlab": f"{a:.3f} -> {e:.3f}",
-            "same direction": "yes" if e < a else "no",
-        },
-        {
-            "figure": "read miss ratio, all runs (disk reads / reads)",
-            "paper": "lower with the extended buffer cache",
-            "tierlab": f"{ra:.3f} -> {re_:.3f}",
-            "same direction": "yes" if re_ < ra else "no",
-        },
-        {
-            "figure": f"runs (of {n}) with a lower miss ratio",
-            "paper": "every run",
-            "tierlab": f"{lower} of {n}",
-            "same direction": "yes" if lower == n else "no",
-        },
-    ]
-    runs = pd.DataFrame(
-        {
-            "run": list(range(1, n + 1)),
-            **{f"miss ratio: {k}": [round(x, 4) for x in v] for k, v in per_run.items()},
-            **{f"read miss ratio: {k}": [round(x, 4) for x in v] for k, v in per_run_read.items()},
-        }
-    )
-    return pd.DataFrame(rows), [("Miss ratio of each PostMark run", runs)]
-
-
-@dataclass(frozen=True)
-class System:
-    """One reproduction: which paper, which bundled experiment, how its
-    results are set beside the paper's, and what drives the differences."""
-
-    #: The name on the command line, and the experiment file's and store's stem.
-    name: str
-    #: The paper, cited by title, authors and venue.
-    paper: str
-    #: ``compare(results, experiment, store)`` -> the side-by-side table and
-    #: further (title, table) pairs for the report.
-    compare: Callable[[pd.DataFrame, dict[str, Any], Path], Comparison]
-    #: What drives the differences, one sentence group per note.
-    notes: tuple[str, ...]
-
-    @property
-    def doc(self) -> str:
-        """The reproduction's write-up, in the repository."""
-        return f"docs/reproduce-{self.name}.md"
-
-    @property
-    def experiment(self) -> str:
-        """The bundled experiment file, in the package."""
-        return f"experiments/{self.name}.toml"
-
-
-#: Every reproduction; ``tierlab reproduce NAME`` runs ``SYSTEMS[NAME]``.
-SYSTEMS: dict[str, System] = {
-    s.name: s
-    for s in (
-        System(
-            "s1",
-            '"An Empirical Evaluation of Semiconductor File Memory as a Disk Cache", '
-            "Koob, Elliott and Cockburn, WMPI 2006",
-            compare_s1,
-            (
-                "tierlab charges every access on the request's critical path, with no overlap "
-                "(docs/hierarchy.md): a disk read costs 8.5 ms plus the transfer, while a 4 KiB "
-                "copy from file memory costs 0.7 us times the slowdown. Wherever the ESDC misses, "
-                "the disk dominates the time and a slower file memory changes throughput very "
-                "little, so the capacity that compensates a slowdown is close to the same "
-                "capacity (ratio near 1). S1's machine overlapped disk I/O with computation "
-                "(read-ahead, asynchronous write-back, PostMark's CPU work), which makes the "
-                "memory copies a larger share of the time and the ratios larger. Behind an SSD "
-                "the file memory's cost shows (examples/sweep-slowdown.toml).",
-                "Where the ESDC holds everything (the largest sizes), no faster throughput exists "
-                "on the slow curves within the sweep, and the ratio is undefined there (n/a or "
-                "fewer capacities).",
-                "A write of a new page counts as a miss (write-allocate without fetch), and "
-                "tierlab's throughput covers the whole run, including PostMark's pool creation "
-                "and Bonnie's write phase; S1 reports throughput of the measured phase after a "
-                "discarded cold run.",
-            ),
-        ),
-        System(
-            "s2",
-            '"Flash Memory for Buffer Caches: Emulating Memory Hierarchies Using a '
-            'Modified Linux Kernel", Koob, Elliott and Cockburn, slides',
-            compare_s2,
-            (
-                "PostMark's creates and appends write new pages; each counts as a miss of the "
-                "hierarchy (write-allocate without fetch) whatever the cache, which keeps the "
-                "whole-run miss ratio high; the read miss ratio shows the victim tier's effect.",
-                "Each PostMark run deletes its files at the end and the next creates new ones, so "
-                "nothing is reused across runs: every run starts cold, in tierlab as in S2.",
-                "Tier sizes are assumptions (S2's slides give none): 512 MiB of DRAM and 1 GiB of "
-                "flash at full scale.",
-            ),
-        ),
-        System(
-            "s5",
-            '"Issues in File Caching and Virtual Memory Paging with Fast SCM Storage", '
-            "Park and Bahn, ASTESJ 5(5), 2020",
-            compare_s5,
-            (
-                "SCM-S5 takes S5's statement that SCM storage is ~30% slower than the cache "
-                "(T = 1.3 t for a 4 KiB block); SCM-OPTANE is the catalog's Optane SSD (~35 times "
-                "a DRAM access), on which caching gains like on flash.",
-                "The engine charges an insertion as a full cache write of the block "
-                "(Tm = T + t_w), so on SCM-S5 a block must be hit more often than S5's two "
-                "times to pay "
-                "(break-even table). S5's measured system had software costs (page-cache "
-                "management, system calls) on both paths that tierlab does not model.",
-                "Workloads are tierlab's generators, not S5's traces: gains depend on their hit "
-                "ratios and share of one-timers.",
-            ),
-        ),
-    )
-}
-
-REPRODUCTIONS = tuple(SYSTEMS)
+    return pd.DataFrame(rows)
 
 
 def reproduce(
@@ -403,69 +314,66 @@ def reproduce(
     workers: int | None = None,
     progress: SweepProgress | None = None,
 ) -> Reproduction:
-    """Runs a reproduction: its sweep, the comparison with the paper, the report.
+    """Runs a reproduction: its experiments, the comparison with the paper, the report.
 
     Parameters
     ----------
     name
-        A key of :data:`SYSTEMS`: ``"s1"``, ``"s2"`` or ``"s5"``.
+        A key of :data:`SYSTEMS` (``"s1"``, ...).
     out_dir
-        Where the store (``<name>.sqlite``) and the report go (default
+        Where the stores (``<stem>.sqlite``) and the report go (default
         ``tierlab-<name>`` in the current folder).
     scale
-        Multiplies the bundled experiment's workload scale and absolute tier
+        Multiplies the bundled experiments' workload scale and absolute tier
         sizes (a tiny value for tests).
     scheduler, workers, progress
         As for :func:`tierlab.sweep`.
     """
-    from tierlab._sweep import sweep
     from tierlab.report import Section, make_folder, write_report
-    from tierlab.store import load
 
     t0 = time.perf_counter()
-    exp = scaled_experiment(name, scale)  # an unknown name fails here
+    sys_ = system(name)  # an unknown name fails here
+    scaled_experiment(sys_.experiments[0], scale)  # and a bad scale here, before any folder
     out = Path(out_dir) if out_dir is not None else Path(f"tierlab-{name}")
     make_folder(out)
-    store = out / f"{name}.sqlite"
-    rep = sweep(exp, store=store, scheduler=scheduler, workers=workers, progress=progress)
-    df = load(store, name)
-    if not (df["status"] == "ok").any():
-        first = df["error"].dropna().iloc[0] if df["error"].notna().any() else "unknown"
-        raise ConfigError(f"reproduce {name}: every point failed; the first: {first}")
-    sys_ = system(name)
-    comparison, extra = sys_.compare(df, exp, store)
+    ctx = Context(out, scale, scheduler, workers, progress)
+    outcome = sys_.run(ctx)
+    notes = (*sys_.notes, *outcome.notes)
     sec = Section(
         f"{name.upper()}: tierlab beside the paper",
         f"The paper: {sys_.paper} (docs/sources.md describes it; {sys_.doc} discusses "
-        "this reproduction). What drives the differences: " + " ".join(sys_.notes),
-        tables=[("Side by side", comparison), *extra],
+        "this reproduction). What drives the differences: " + " ".join(notes),
+        tables=[("Side by side", figure_table(outcome.figures))],
     )
-    report = write_report(store, out, experiment=name, extra=[sec])
-    return Reproduction(
-        name, store, rep, comparison, sys_.notes, report, time.perf_counter() - t0, extra
-    )
+    if not ctx.sweeps:
+        raise ConfigError(f"reproduce {name}: ran no experiment")
+    store = ctx.sweeps[0][0]
+    report = write_report(store, out, experiment=name, extra=[sec, *outcome.sections])
+    return Reproduction(name, sys_, outcome, report, ctx.sweeps, time.perf_counter() - t0)
 
 
-def print_reproduction(r: Reproduction) -> None:
-    """The side-by-side table and the notes on stdout."""
+def print_reproduction(r: Reproduction, *, as_json: bool = False) -> None:
+    """The side-by-side table and the notes on stdout (or the figures as JSON)."""
     from tierlab._format import console
-    from tierlab.report import formatted
 
+    if as_json:
+        print(json.dumps(r.as_json(), indent=2))
+        return
     c = console()
-    sys_ = SYSTEMS[r.name]
+    sys_ = r.system
     c.print(f"{r.name.upper()}: tierlab beside the paper")
     c.print(f"The paper: {sys_.paper} (docs/sources.md); discussion: {sys_.doc}")
-    print(formatted(r.comparison, na="n/a").to_string(index=False))
-    for title, table in r.extra_tables[:1]:
-        if len(table) <= 12:
-            c.print(f"\n{title}")
-            print(formatted(table).to_string(index=False))
+    print(r.comparison.to_string(index=False))
     c.print("\nWhat drives the differences:")
     for n in r.notes:
         c.print(f"- {n}")
-    s = r.sweep
-    points = f"{s.total} point" + ("" if s.total == 1 else "s")
+    total = sum(s.total for _, s in r.sweeps)
+    done = sum(s.done for _, s in r.sweeps)
+    skipped = sum(s.skipped for _, s in r.sweeps)
+    failed = sum(s.failed for _, s in r.sweeps)
+    stores = ", ".join(str(p) for p, _ in r.sweeps)
+    points = f"{total} point" + ("" if total == 1 else "s")
     c.print(
-        f"\n{points} ({s.done} run, {s.skipped} already in the store, {s.failed} "
-        f"failed) in {r.elapsed_s:.1f} s; results in {r.store}; report {r.report.html}"
+        f"\n{points} ({done} run, {skipped} already in the store, {failed} "
+        f"failed) in {r.elapsed_s:.1f} s; results in {stores}; report {r.report.html}"
     )

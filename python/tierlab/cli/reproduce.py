@@ -8,14 +8,16 @@ from tierlab.cli._common import BadArg, Files, err, number, sweep_progress
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from tierlab.reproductions import NAMES
+
     rr = sub.add_parser(
         "reproduce",
-        help="rerun a source paper's experiment (s1, s2, s5) beside its figures",
-        description="Run a bundled experiment (S1 Table II, S2's five PostMark runs, S5's "
-        "storage types) through the sweep, print tierlab's figures beside the paper's and "
-        "write the report (docs/reproduce-s1.md, -s2.md, -s5.md).",
+        help="rerun a source paper's experiment beside its figures",
+        description="Run a source paper's bundled experiments through the sweep, print "
+        "tierlab's figures beside the paper's (or, with --json, as one JSON object) and "
+        "write the HTML report (docs/reproduce-NAME.md discusses each).",
     )
-    rr.add_argument("name", metavar="NAME", help="s1, s2 or s5")
+    rr.add_argument("name", metavar="NAME", help=", ".join(NAMES))
     rr.add_argument(
         "-o", "--output", metavar="DIR", help="store and report folder (default: tierlab-NAME)"
     )
@@ -32,6 +34,11 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="multiply the experiment's workload scale and absolute tier sizes by F",
     )
     rr.add_argument("--no-progress", action="store_true", help="no progress bar")
+    rr.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"system", "figures": [{"id", "label", "paper", "tierlab", "unit"}]}',
+    )
 
 
 def files(a: argparse.Namespace) -> Files:
@@ -52,9 +59,9 @@ def handle(a: argparse.Namespace) -> int:
         return err(str(e))
     if not (scale > 0 and scale < float("inf")):
         return err(f"--scale {a.scale}: must be a positive number")
-    with sweep_progress(not a.no_progress, f"reproduce {a.name}") as cb:
+    with sweep_progress(not a.no_progress and not a.json, f"reproduce {a.name}") as cb:
         r = reproduce(
             a.name, a.output, scale=scale, scheduler=a.scheduler, workers=a.workers, progress=cb
         )
-    print_reproduction(r)
+    print_reproduction(r, as_json=a.json)
     return 0

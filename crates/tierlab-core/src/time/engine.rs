@@ -604,6 +604,9 @@ impl Engine {
     }
 
     /// A background operation (flush, lazy write-back): a job of its own.
+    /// Its memory copies (a tier's `copies`, the bounce copy of a
+    /// write-back) are kernel work on the CPU station before the device:
+    /// S1's flush daemon copied each dirty page to a bounce buffer.
     fn background(&mut self, op: &DevOp) {
         let service = self.service_of(op);
         let d = &self.devs[op.dev as usize];
@@ -612,7 +615,21 @@ impl Engine {
         } else {
             d.write
         };
-        self.spawn_background(station, 1, service, op.bytes, None);
+        let copy = crate::cost::whole_u64(op.bytes as f64 * d.per_byte_ns);
+        let j = self.spawn_job(station, 1, service, op.bytes, None);
+        if let (Some(c), true) = (self.cpu_station, copy > 0) {
+            self.jobs[j as usize].stages.insert(
+                0,
+                Stage {
+                    station: c,
+                    class: 1,
+                    lazy: false,
+                    bytes: 0,
+                    service: copy,
+                },
+            );
+        }
+        self.arrive(j);
     }
 
     fn spawn_background(
@@ -623,6 +640,19 @@ impl Engine {
         bytes: u32,
         lazy_dev: Option<u16>,
     ) {
+        let j = self.spawn_job(station, class, service, bytes, lazy_dev);
+        self.arrive(j);
+    }
+
+    /// A background job of one device stage, not yet arrived anywhere.
+    fn spawn_job(
+        &mut self,
+        station: u16,
+        class: u8,
+        service: u64,
+        bytes: u32,
+        lazy_dev: Option<u16>,
+    ) -> u32 {
         let j = self.alloc();
         let job = &mut self.jobs[j as usize];
         job.client = BACKGROUND;
@@ -643,7 +673,7 @@ impl Engine {
         if self.counting() {
             self.tally.background_ops += 1;
         }
-        self.arrive(j);
+        j
     }
 
     /// Job `j` enters its stage `at` (from the first), skipping stages of
@@ -744,6 +774,11 @@ impl Engine {
         }
         job.at += 1;
         if job.client == BACKGROUND {
+            if job.at < job.stages.len() {
+                // A flush's copy done on the CPU: now its device.
+                self.arrive(j);
+                return;
+            }
             let lazy = job.size;
             self.free.push(j);
             if lazy != u32::MAX {

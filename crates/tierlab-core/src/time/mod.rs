@@ -259,8 +259,15 @@ pub fn model(cfg: &Config, seed: u64) -> Result<Model, ConfigError> {
         if let Some(t) = cfg.tiers.get(i) {
             d.insert_ns = stack.insert_ns;
             d.insert_per_byte_ns = copy;
-            d.per_byte_ns = t.copies as f64 * if t.uncached { uncached } else { copy };
+            d.per_byte_ns = copies_ns_per_byte(t, copy, uncached);
         }
+    }
+    // Pages move between the backing store and the last tier through memory
+    // too: S1's disk reads and write-backs went through bounce buffers in
+    // low memory, one more copy to or from the extended tier each, repeated
+    // like the others. Only a last tier with `copies` asks for it.
+    if let (Some(t), Some(b)) = (cfg.tiers.last(), devices.last_mut()) {
+        b.per_byte_ns = copies_ns_per_byte(t, copy, uncached);
     }
     Ok(Model {
         load,
@@ -273,6 +280,13 @@ pub fn model(cfg: &Config, seed: u64) -> Result<Model, ConfigError> {
         },
         seed: l.seed.unwrap_or(seed),
     })
+}
+
+/// Time per byte of a tier's `copies`: each copy at the copy bandwidth
+/// (uncached or not), repeated `slowdown` times (S1 emulated a k times
+/// slower file memory by repeating every page copy k times).
+fn copies_ns_per_byte(t: &crate::config::TierConfig, copy: f64, uncached: f64) -> f64 {
+    t.copies as f64 * t.slowdown * if t.uncached { uncached } else { copy }
 }
 
 /// Storage reached through the block layer and a driver: media neither

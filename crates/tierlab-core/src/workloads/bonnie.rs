@@ -10,6 +10,11 @@
 //! 10`: one in ten) dirtied and written back. The seekers run concurrently;
 //! here they take turns, one seek each.
 //!
+//! `read_first = true` makes that first pass a sequential read: the pages
+//! enter the cache clean, as they are when the seeks start after Bonnie's
+//! rewrite and sequential-read phases have given the flush daemon time to
+//! write the file out (S1's reproduction).
+//!
 //! Left out: the putc/getc and rewrite phases and the sequential read
 //! (they touch every page once more, in order), and real interleaving of
 //! the seekers by the scheduler.
@@ -30,6 +35,7 @@ pub struct BonnieParams {
     pub chunk: Option<crate::units::Size>,
     pub rewrite_share: Option<f64>,
     pub write_first: Option<bool>,
+    pub read_first: Option<bool>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -41,6 +47,8 @@ pub struct BonnieSpec {
     pub chunk: u64,
     pub rewrite_share: f64,
     pub write_first: bool,
+    /// The first pass over the file reads it instead of writing it.
+    pub read_first: bool,
     pub seed: u64,
     pub page_size: u32,
 }
@@ -80,6 +88,14 @@ impl BonnieSpec {
                 format!("{chunk} B is larger than file_size = {file_size} B"),
             ));
         }
+        let write_first = p.write_first.unwrap_or(true);
+        let read_first = p.read_first.unwrap_or(false);
+        if read_first && !write_first {
+            return Err(super::bad(
+                "read_first",
+                "needs the first pass over the file; it cannot go with write_first = false",
+            ));
+        }
         if file_size > 1 << 44 {
             return Err(super::bad(
                 "file_size",
@@ -92,7 +108,8 @@ impl BonnieSpec {
             seeks: p.seeks.unwrap_or(scaled(seeks, c.scale, 1)),
             chunk,
             rewrite_share: check_share("rewrite_share", p.rewrite_share.unwrap_or(0.1))?,
-            write_first: p.write_first.unwrap_or(true),
+            write_first,
+            read_first,
             seed: c.seed,
             page_size: c.page_size,
         })
@@ -134,7 +151,12 @@ impl Script for Bonnie {
     fn next_run(&mut self) -> Option<Run> {
         if !self.written {
             self.written = true;
-            return Some(Run::new(1, 0, self.pages, Op::Write));
+            let op = if self.spec.read_first {
+                Op::Read
+            } else {
+                Op::Write
+            };
+            return Some(Run::new(1, 0, self.pages, op));
         }
         if let Some(first) = self.rewrite.take() {
             return Some(Run::new(1, first, self.chunk_pages, Op::Write));
@@ -215,6 +237,32 @@ mod tests {
         assert!(firsts.iter().all(|p| p % 2 == 0));
         let mean = firsts.iter().sum::<u64>() as f64 / firsts.len() as f64;
         assert!((mean / (pages as f64 / 2.0) - 1.0).abs() < 0.02, "{mean}");
+    }
+
+    #[test]
+    fn read_first_reads_the_file_then_seeks_the_same() {
+        let s = spec(0.01, 2);
+        let r = BonnieSpec {
+            read_first: true,
+            ..s.clone()
+        };
+        let (a, b) = (
+            all(Paged::new(Bonnie::new(&s), 4096)),
+            all(Paged::new(Bonnie::new(&r), 4096)),
+        );
+        let pages = s.file_size.div_ceil(4096) as usize;
+        assert_eq!(a.len(), b.len());
+        assert!(b[..pages].iter().all(|q| q.op == Op::Read));
+        assert!(a[..pages].iter().all(|q| q.op == Op::Write));
+        assert_eq!(a[pages..], b[pages..]);
+        let c = common(0.01, 2);
+        let p = BonnieParams {
+            read_first: Some(true),
+            write_first: Some(false),
+            ..Default::default()
+        };
+        let e = BonnieSpec::resolve("s1", &p, c).unwrap_err();
+        assert!(format!("{e:?}").contains("read_first"), "{e:?}");
     }
 
     #[test]
