@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from tierlab.reproduce import Context, Figure, Outcome
+
 if TYPE_CHECKING:
     from tierlab.report import Section
 
@@ -110,17 +112,21 @@ def _sweep(
     return df
 
 
-def measure(out: Path, scale: float = 1.0) -> Measured:
+def measure(
+    out: Path, scale: float = 1.0, *, scheduler: str | None = None, workers: int | None = None
+) -> Measured:
     """Runs both experiments over every shipped trace; `scale` < 1 keeps
-    that share of each trace's references (a quick check, not the figures)."""
+    that share of each trace's references (a quick check, not the figures).
+    The eight sweeps share one Dask cluster: `scheduler`'s, else a local one
+    of `workers` processes."""
     from tierlab._sweep import client_for
 
     out.mkdir(parents=True, exist_ok=True)
     paging = _experiment("s5-paging")
     tlb = _experiment("s5-paging-tlb")
     rows, tlb_rows, info = [], [], []
-    # One local cluster for the eight sweeps (each would start its own).
-    with client_for(None, None) as client:
+    # One cluster for the eight sweeps (each would start its own).
+    with client_for(scheduler, workers) as client:
         address = str(client.scheduler_info()["address"])
         for name, paper_prog in TRACES.items():
             path = trace_path(name)
@@ -275,6 +281,7 @@ def _plots(s5: pd.DataFrame, by_page: pd.DataFrame, by_entries: pd.Series) -> li
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     from tierlab.report import Plot
 
     plots = []
@@ -355,15 +362,12 @@ NOTES = (
 )
 
 
-def run(ctx: Any) -> Any:
+def run(ctx: Context) -> Outcome:
     """The paging half as the reproduction framework runs it: figures with
     the issue's bands, the section with its tables and plots, the notes."""
-    import importlib
-
-    fw: Any = importlib.import_module("tierlab.reproduce")
-    m = measure(Path(ctx.out), float(ctx.scale))
+    m = measure(ctx.out, ctx.scale, scheduler=ctx.scheduler, workers=ctx.workers)
     figures = [
-        fw.Figure(fid, label, paper, value, unit, band=band)
+        Figure(fid, label, paper, value, unit, band=band)
         for fid, label, paper, value, unit, band in m.figures
     ]
-    return fw.Outcome(figures=figures, sections=sections(m), notes=NOTES)
+    return Outcome(figures=figures, sections=sections(m), notes=NOTES)
