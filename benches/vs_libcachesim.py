@@ -15,6 +15,14 @@ with status 1 if the miss ratios of lru, fifo or clock differ by more than
 1e-9 (exact agreement is expected; see docs/notes/libcachesim-semantics.md),
 or if a tierlab run fails.
 
+``--vm MEMTRACE`` times virtual memory: a whole ``tierlab run --json`` of a
+``[vm]`` config (4 KiB pages, a 64-entry TLB, memory at half the footprint,
+CLOCK) on a memory trace, against libCacheSim's LRU loop over the same
+references' page numbers with the frame count as its cache size (the trace is
+generated, seeded, when it does not exist; its page-number stream is written
+beside it as oracleGeneral). Fault counts are checked against libCacheSim's
+Clock on the same stream.
+
 ``--hierarchy CONFIG`` also times a whole ``tierlab run CONFIG --json``, and
 ``--shards RATE`` whole ``tierlab mrc --no-plot`` processes (the exact LRU
 curve once, SHARDS at RATE repeatedly, with SHARDS' mean absolute error
@@ -88,6 +96,98 @@ seed = 42
 """
 
 TOLERANCE = 1e-9
+
+
+# memtrace (docs/vm.md): magic, then 16-byte records (address, pid, size, op, 0).
+MEMTRACE_MAGIC = b"TLMEMTR1"
+MEMREC = np.dtype([("addr", "<u8"), ("pid", "<u4"), ("size", "<u2"), ("op", "u1"), ("pad", "u1")])
+assert MEMREC.itemsize == 16
+VM_PAGE = 4096
+VM_TLB = 64
+
+
+def generate_memtrace(path: Path, references: int, pages: int, seed: int = 42) -> None:
+    """A seeded synthetic memory trace of `references` 8-byte references.
+
+    Runs of consecutive words in one page (run length geometric, mean 8, as a
+    loop walks an array); a run's page is drawn Zipf(0.9) over `pages` pages
+    placed at random in the address space, or (30% of runs) is the page after
+    the previous run's (a sequential sweep); a quarter of the references are
+    writes. One process. Written in chunks, so memory stays small.
+    """
+    rng = np.random.default_rng(seed)
+    weights = 1.0 / np.arange(1, pages + 1) ** 0.9
+    cdf = np.cumsum(weights)
+    cdf /= cdf[-1]
+    perm = rng.permutation(pages).astype(np.uint64)
+    base = np.uint64(0x5555_0000_0000)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    written = 0
+    prev_page = np.uint64(0)
+    with path.open("wb") as f:
+        f.write(MEMTRACE_MAGIC)
+        while written < references:
+            runs = 1 << 18
+            lens = rng.geometric(1 / 8, runs)
+            page = perm[np.minimum(np.searchsorted(cdf, rng.random(runs)), pages - 1)]
+            seq = rng.random(runs) < 0.3
+            prev = np.concatenate(([prev_page], page[:-1]))
+            page = np.where(seq, (prev + np.uint64(1)) % np.uint64(pages), page)
+            prev_page = page[-1]
+            start = rng.integers(0, VM_PAGE // 8, runs)
+            n = int(min(lens.sum(), references - written))
+            run_of = np.repeat(np.arange(runs), lens)[:n]
+            first = np.concatenate(([0], np.cumsum(lens)[:-1]))
+            j = np.arange(n) - first[run_of]
+            word = (start[run_of] + j) % (VM_PAGE // 8)
+            rec = np.zeros(n, dtype=MEMREC)
+            rec["addr"] = base + page[run_of] * np.uint64(VM_PAGE) + word.astype(np.uint64) * 8
+            rec["pid"] = 1
+            rec["size"] = 8
+            rec["op"] = rng.random(n) < 0.25
+            f.write(rec.tobytes())
+            written += n
+
+
+def memtrace_pages(memtrace: Path, oracle: Path) -> tuple[int, int]:
+    """Writes `memtrace`'s page-number stream (4 KiB pages, references that
+    stay within a page) as oracleGeneral; returns (references, pages touched)."""
+    raw = np.memmap(memtrace, dtype=np.uint8, mode="r")
+    if bytes(raw[:8]) != MEMTRACE_MAGIC or (raw.size - 8) % MEMREC.itemsize:
+        sys.exit(f"error: {memtrace}: not a plain memtrace (TLMEMTR1 + 16-byte records)")
+    rec = np.frombuffer(raw[8:], dtype=MEMREC)
+    last = rec["addr"] + rec["size"].astype(np.uint64) - np.uint64(1)
+    if np.any((rec["addr"] >> np.uint64(12)) != (last >> np.uint64(12))):
+        sys.exit(f"error: {memtrace}: a reference straddles two pages; --vm needs one page each")
+    out = np.zeros(rec.size, dtype=RECORD)
+    out["time"] = np.arange(rec.size, dtype=np.uint64) // 1000
+    out["obj_id"] = (rec["pid"].astype(np.uint64) << np.uint64(40)) | (rec["addr"] >> np.uint64(12))
+    out["obj_size"] = VM_PAGE
+    out["next_access"] = -1
+    out.tofile(oracle)
+    pages = int(np.unique(out["obj_id"]).size)
+    return int(rec.size), pages
+
+
+def vm_config(memtrace: Path, frames: int) -> str:
+    return (
+        "[workload]\n"
+        'type = "trace"\n'
+        f"path = {toml_str(str(memtrace.resolve()))}\n"
+        'format = "memtrace"\n'
+        "\n"
+        "[[tier]]\n"
+        'name = "memory"\n'
+        'tech = "DRAM-DDR3"\n'
+        f"capacity = {frames * VM_PAGE}\n"
+        "\n"
+        "[backing]\n"
+        'tech = "PCM-SLC"\n'
+        "\n"
+        "[vm]\n"
+        f"page_size = {VM_PAGE}\n"
+        f"tlb = {{ entries = {VM_TLB} }}\n"
+    )
 
 
 def toml_str(s: str) -> str:
@@ -226,7 +326,9 @@ def main(argv: list[str] | None = None) -> int:
         description="Benchmark tierlab against libCacheSim (LRU/FIFO/Clock, unit object "
         "sizes) on one oracleGeneral trace; checks that miss ratios agree.",
     )
-    ap.add_argument("--trace", required=True, type=Path, help="oracleGeneral binary trace file")
+    ap.add_argument(
+        "--trace", type=Path, help="oracleGeneral binary trace file (required unless --vm)"
+    )
     ap.add_argument(
         "--generate",
         action="store_true",
@@ -274,6 +376,28 @@ def main(argv: list[str] | None = None) -> int:
         "against the exact curve",
     )
     ap.add_argument(
+        "--vm",
+        type=Path,
+        default=None,
+        metavar="MEMTRACE",
+        help="time virtual memory: `tierlab run` of a [vm] config (4 KiB pages, 64-entry "
+        "TLB, memory at half the footprint, CLOCK) on this memtrace against libCacheSim's "
+        "LRU loop over its page numbers (frames as the cache size), --repeat times; "
+        "with --generate, a missing MEMTRACE is generated (--vm-references, --vm-pages)",
+    )
+    ap.add_argument(
+        "--vm-references",
+        type=int,
+        default=20_000_000,
+        help="references of a generated --vm trace (default: 20M)",
+    )
+    ap.add_argument(
+        "--vm-pages",
+        type=int,
+        default=1 << 16,
+        help="pages (4 KiB) a generated --vm trace draws from (default: 65536, 256 MiB)",
+    )
+    ap.add_argument(
         "--tierlab",
         default="tierlab",
         help="tierlab command (split like a shell would; default: tierlab)",
@@ -282,6 +406,10 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.repeat < 1:
         ap.error("--repeat must be >= 1")
+    if args.trace is None and args.vm is None:
+        ap.error("--trace is required (unless --vm is given)")
+    if args.vm_references < 1 or args.vm_pages < 2:
+        ap.error("--vm-references must be >= 1 and --vm-pages >= 2")
     if args.shards is not None and not (0.0 < args.shards <= 1.0):
         ap.error("--shards must be in (0, 1]")
     if args.cache_objects is None and not (0.0 < args.cache_fraction <= 1.0):
@@ -297,6 +425,9 @@ def main(argv: list[str] | None = None) -> int:
     if shutil.which(cmd[0]) is None:
         print(f"error: tierlab command {cmd[0]!r} not found on PATH", file=sys.stderr)
         return 2
+
+    if args.trace is None:
+        return run_vm(args, cmd)
 
     trace: Path = args.trace
     if not trace.exists():
@@ -564,11 +695,114 @@ def main(argv: list[str] | None = None) -> int:
             "repetition (a gauge of the machine's speed at that moment; the median is "
             "shown); 'at 5.7M lcs ref' scales it as for the hierarchies."
         )
+    if args.vm is not None:
+        print()
+        vm_status = run_vm(args, cmd)
+        failed = failed or vm_status != 0
     if failed:
         print("RESULT: FAIL (miss ratios disagree or a run failed)")
         return 1
     print("RESULT: OK (miss ratios agree)")
     return 0
+
+
+def run_vm(args: argparse.Namespace, cmd: list[str]) -> int:
+    """The --vm case: prints its table and a RESULT line; returns the exit status."""
+    memtrace: Path = args.vm
+    if not memtrace.exists():
+        if not args.generate:
+            print(
+                f"error: {memtrace} does not exist (use --generate to create it)", file=sys.stderr
+            )
+            return 2
+        print(
+            f"generating memory trace {memtrace}: {args.vm_references} references over "
+            f"{args.vm_pages} pages, seed 42",
+            file=sys.stderr,
+        )
+        t0 = time.perf_counter()
+        generate_memtrace(memtrace, args.vm_references, args.vm_pages)
+        print(f"generated in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    failed = False
+    with tempfile.TemporaryDirectory(prefix="tierlab-vm-") as d:
+        oracle = Path(d) / "pages.oracleGeneral.bin"
+        n_ref, n_pages = memtrace_pages(memtrace, oracle)
+        frames = max(1, n_pages // 2)
+        cfg = Path(d) / "vm.toml"
+        cfg.write_text(vm_config(memtrace, frames))
+        print("virtual memory: tierlab [vm] vs libCacheSim LRU on the page-number stream")
+        print(f"memtrace:  {memtrace.resolve()} ({memtrace.stat().st_size / 2**20:.1f} MiB)")
+        print(f"references: {n_ref}   pages touched (4 KiB): {n_pages}   frames: {frames}")
+        print(
+            f"tierlab:   page_size {VM_PAGE}, tlb {VM_TLB} entries (fully associative, LRU), "
+            "CLOCK frames, no read-ahead; whole `tierlab run --json` process"
+        )
+        print(f"timing:    libCacheSim = LRU process_trace loop only; median of {args.repeat}")
+        print(flush=True)
+        lcs_t, tl_t, ratios, outs = [], [], [], []
+        for rep in range(args.repeat):
+            t, _mr, _nobj = run_libcachesim(oracle, "lru", frames)
+            try:
+                t2, out = run_tierlab(cmd, cfg)
+            except RuntimeError as e:
+                print(f"error: {e}", file=sys.stderr)
+                return 1
+            lcs_t.append(t)
+            tl_t.append(t2)
+            outs.append(out)
+            ratios.append(t / t2)
+            print(
+                f"  vm rep {rep + 1}/{args.repeat}: libCacheSim lru {t:.3f} s, tierlab {t2:.3f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+        vm = outs[0]["vm"]
+        faults = int(vm["minor_faults"]) + int(vm["major_faults"])
+        if any(o["vm"] != vm for o in outs):
+            print("error: tierlab's vm results differ between repetitions", file=sys.stderr)
+            failed = True
+        if int(vm["references"]) != n_ref:
+            print(f"error: tierlab counted {vm['references']} references, trace has {n_ref}")
+            failed = True
+        # The fault sequence is CLOCK's miss sequence on the page numbers
+        # (read-ahead off): the counts must agree with libCacheSim's Clock.
+        _t, clock_mr, _n = run_libcachesim(oracle, "clock", frames)
+        clock_misses = round(clock_mr * n_ref)
+        agree = clock_misses == faults
+        failed = failed or not agree
+        ratio = statistics.median(ratios)
+        print_table(
+            (
+                "vm (whole process)",
+                "libCacheSim lru req/s",
+                "tierlab req/s",
+                "tierlab/lcs lru",
+                "per repetition",
+                "tlb miss ratio",
+                "faults",
+                "lcs clock misses",
+            ),
+            [
+                (
+                    "4KiB, tlb 64, 50%",
+                    fmt_rate(n_ref / statistics.median(lcs_t)),
+                    fmt_rate(n_ref / statistics.median(tl_t)),
+                    f"{ratio:.2f}",
+                    " ".join(f"{r:.2f}" for r in ratios),
+                    f"{float(vm['tlb_miss_ratio']):.5f}",
+                    str(faults),
+                    str(clock_misses) + ("" if agree else " (DIFFER)"),
+                ),
+            ],
+        )
+        print()
+        print(
+            "tierlab/lcs lru: each repetition's libCacheSim LRU loop time over the whole "
+            "tierlab process's time (same references); the median is shown."
+        )
+    if args.trace is None:
+        print("RESULT: FAIL (faults disagree or a run failed)" if failed else "RESULT: OK")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

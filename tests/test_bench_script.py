@@ -111,3 +111,37 @@ def test_shards_is_timed_and_compared_with_the_exact_curve(tmp_path: Path) -> No
     # A half sample of 3,000 objects: close to the exact curve, not equal.
     assert 0 < float(cols[9]) < 0.08
     assert "error" not in r.stderr
+
+
+def test_vm_case_generates_its_trace_and_agrees_with_libcachesim_clock(tmp_path: Path) -> None:
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    memtrace = tmp_path / "vm.memtrace"
+    r = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--vm",
+            str(memtrace),
+            "--generate",
+            "--vm-references",
+            "30000",
+            "--vm-pages",
+            "400",
+            "--repeat",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert memtrace.stat().st_size == 8 + 16 * 30000
+    row = next(line for line in r.stdout.splitlines() if line.startswith("4KiB, tlb 64"))
+    cols = row.split()
+    # ... ratio, per repetition, tlb miss ratio, faults, lcs clock misses.
+    assert float(cols[-5]) > 0
+    assert 0 < float(cols[-3]) < 1
+    assert cols[-2] == cols[-1], "faults are CLOCK's misses on the page stream"
+    assert "RESULT: OK" in r.stdout

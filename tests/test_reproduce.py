@@ -8,6 +8,7 @@ import json
 import math
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import Ran
@@ -59,6 +60,8 @@ def test_reproduce_tiny(name: str, tierlab_cmd: Callable[..., Ran], tmp_path: Pa
         assert f["label"] and f["unit"]
         assert f["paper"] is None or math.isfinite(f["paper"])
         assert f["tierlab"] is None or math.isfinite(f["tierlab"])
+    if name == "s5":
+        check_s5_paging(doc["figures"])
     if name == "s1":
         paper = {f["id"]: f["paper"] for f in doc["figures"]}
         for wl, row in S1_TABLE_II.items():
@@ -102,6 +105,24 @@ FIGURES: dict[str, list[str]] = {
         ),
     ],
 }
+
+
+def check_s5_paging(figures: list[dict[str, Any]]) -> None:
+    """S5's paging half: every figure the issue names, finite, after the
+    file-caching half's."""
+    by_id = {f["id"]: f["tierlab"] for f in figures}
+    for lat in ("1x", "10x", "100x", "1000x"):
+        for fid in (f"best_page_size_{lat}", f"best_page_size_linux_{lat}"):
+            assert by_id[fid] in {512, 1024, 2048, 4096, 8192, 16384, 32768, 65536}, fid
+        for page in (512, 4096, 65536):
+            for part in ("addr", "data"):
+                assert math.isfinite(by_id[f"t_{part}_ns_{lat}_page_{page}"])
+    for page in (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536):
+        assert 0 <= by_id[f"tlb_hit_ratio_page_{page}"] <= 1
+        assert 0 <= by_id[f"fault_rate_page_{page}"] <= 1
+    # More entries never lower an LRU TLB's hit ratio (inclusion).
+    hits = [by_id[f"tlb_hit_ratio_entries_{n}"] for n in (1, 2, 4, 8, 16, 32, 64, 128)]
+    assert hits == sorted(hits)
 
 
 def test_figure_bands_and_table() -> None:

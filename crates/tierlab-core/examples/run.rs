@@ -1,11 +1,12 @@
 //! Runs a config with the engine alone, no Python: for profiling
 //! (`perf record cargo run --release --example run -- CONFIG.toml`).
 //! With `TIERLAB_RUN_JSON=1` it also prints the result's JSON, which
-//! checks that a change to the engine leaves every count as it was.
+//! checks that a change to the engine leaves every count as it was. A
+//! `[vm]` config runs the virtual-memory loop, as `tierlab run` does.
 
 use std::time::Instant;
 use tierlab_core::config::Config;
-use tierlab_core::sim::Simulation;
+use tierlab_core::runner::Runner;
 
 fn main() {
     let Some(path) = std::env::args().nth(1) else {
@@ -21,7 +22,7 @@ fn main() {
         std::process::exit(2)
     });
     let t = Instant::now();
-    match Simulation::run(&cfg) {
+    match Runner::run(&cfg) {
         Ok(r) => {
             let s = t.elapsed().as_secs_f64();
             println!(

@@ -21,7 +21,9 @@ pub const RECORD: usize = 16;
 pub struct MemtraceReader {
     path: PathBuf,
     input: Box<dyn Read + Send>,
+    /// Read buffer, zeroed once: bytes `..have` are read and not yet decoded.
     buf: Vec<u8>,
+    have: usize,
     /// Bytes consumed so far, the magic included (for error offsets).
     offset: u64,
     done: bool,
@@ -61,6 +63,7 @@ impl MemtraceReader {
             path: path.to_path_buf(),
             input,
             buf: Vec::new(),
+            have: 0,
             offset: 8,
             done: false,
             count: 0,
@@ -73,20 +76,21 @@ impl TraceSource for MemtraceReader {
     fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
         out.clear();
         let want = max * RECORD;
-        while !self.done && self.buf.len() < want {
-            let start = self.buf.len();
+        if self.buf.len() < want {
             self.buf.resize(want, 0);
+        }
+        while !self.done && self.have < want {
             let n = self
                 .input
-                .read(&mut self.buf[start..])
+                .read(&mut self.buf[self.have..want])
                 .map_err(|e| TraceError::io(&self.path, e))?;
-            self.buf.truncate(start + n);
+            self.have += n;
             if n == 0 {
                 self.done = true;
             }
         }
-        let whole = self.buf.len() / RECORD * RECORD;
-        if self.done && whole < self.buf.len() {
+        let whole = self.have / RECORD * RECORD;
+        if self.done && whole < self.have {
             return Err(TraceError::BadRecord {
                 path: self.path.clone(),
                 offset: self.offset + whole as u64,
@@ -115,7 +119,9 @@ impl TraceSource for MemtraceReader {
             });
             self.count += 1;
         }
-        self.buf.drain(..whole);
+        // At most one partial record stays, moved to the front.
+        self.buf.copy_within(whole..self.have, 0);
+        self.have -= whole;
         self.offset += whole as u64;
         Ok(out.len())
     }

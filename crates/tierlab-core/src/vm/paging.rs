@@ -27,6 +27,9 @@ use crate::tier::{Store, Tier, Victim};
 pub const VPN_BITS: u32 = 40;
 pub const VPN_MASK: u64 = (1 << VPN_BITS) - 1;
 
+/// No page tag is this (process indexes stay far below 2^24).
+const NO_PAGE: u64 = u64::MAX;
+
 /// What a page reference cost the pager.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Fault {
@@ -54,6 +57,10 @@ pub struct Paging {
     unmapped: KeySet,
     /// Victims of the current reference (their translations are shot down).
     pub victims: Vec<u64>,
+    /// The page of the last reference and its slot, while no page has
+    /// entered or left memory since: a repeat (most references repeat the
+    /// page before them) is a hit found without the index.
+    last: (u64, u32),
     pub minor_faults: u64,
     pub major_faults: u64,
     pub swap_outs: u64,
@@ -83,6 +90,7 @@ impl Paging {
             on_swap: KeySet::default(),
             unmapped: KeySet::default(),
             victims: Vec::new(),
+            last: (NO_PAGE, 0),
             minor_faults: 0,
             major_faults: 0,
             swap_outs: 0,
@@ -108,6 +116,35 @@ impl Paging {
             || (self.first_touch == FirstTouch::Swap && !self.touched.contains(&key))
     }
 
+    /// The page the last reference hit, resident and mapped, while no page
+    /// has entered or left memory since (else no page).
+    #[inline(always)]
+    pub fn last_hit(&self) -> u64 {
+        self.last.0
+    }
+
+    /// Another reference to [`Paging::last_hit`]'s page: a hit found
+    /// without the index (most references repeat the page before them).
+    #[inline(always)]
+    pub fn repeat(&mut self, write: bool) {
+        let slot = self.last.1;
+        let req = Request {
+            key: self.last.0,
+            size: self.page,
+            op: if write {
+                crate::Op::Write
+            } else {
+                crate::Op::Read
+            },
+            ..Request::default()
+        };
+        self.tier.touch(slot, &req);
+        if write {
+            self.store.set_dirty(slot, true);
+        }
+        self.tier.c.hits += 1;
+    }
+
     /// One reference to page `key` (a tag: process index and page number).
     #[inline]
     pub fn access(&mut self, key: u64, write: bool) -> Fault {
@@ -122,7 +159,12 @@ impl Paging {
             },
             ..Request::default()
         };
+        if self.last.0 == key {
+            self.repeat(write);
+            return Fault::default();
+        }
         if let Some(slot) = self.tier.lookup(&self.store, key) {
+            self.last = (key, slot);
             self.tier.touch(slot, &req);
             if write {
                 self.store.set_dirty(slot, true);
@@ -138,6 +180,7 @@ impl Paging {
             return Fault::default();
         }
         self.tier.c.misses += 1;
+        self.last.0 = NO_PAGE;
         let mut f = Fault::default();
         if self.on_device(key) {
             f.major = true;

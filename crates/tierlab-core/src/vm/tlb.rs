@@ -4,16 +4,30 @@
 //! set is the tag modulo the number of sets.
 
 use super::config::TlbConfig;
+use crate::hash::KeyMap;
 
 const EMPTY: u64 = u64::MAX;
 
+/// Sets wider than this find a tag through an index (tag -> entry)
+/// instead of scanning the set: a fully associative 64-entry TLB would
+/// otherwise compare 64 tags on every miss.
+const SCAN_WAYS: usize = 8;
+
+/// The LRU order of each set is a ring of its entries, linked both ways:
+/// `head` is the most recent entry, the one before it (`prev[head]`) the
+/// least recent. A hit moves its entry to the head; a miss reuses the
+/// least recent entry by turning the ring one step (no unlinking); an
+/// invalidated entry moves to the tail, so an empty entry is always older
+/// than every valid one.
 pub struct Tlb {
     sets: u64,
     ways: usize,
     tags: Vec<u64>,
-    /// Last use of each entry; the smallest of a set is its LRU entry.
-    stamps: Vec<u64>,
-    clock: u64,
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    head: Vec<u32>,
+    /// Where each resident tag is, for sets wider than [`SCAN_WAYS`].
+    index: Option<KeyMap<u32>>,
     /// The tag of the last lookup: it is its set's most recent entry, so a
     /// repeat is a hit that changes no order (most references repeat the
     /// page before them).
@@ -27,12 +41,32 @@ impl Tlb {
     pub fn new(c: &TlbConfig) -> Self {
         let ways = c.ways().max(1) as usize;
         let sets = (c.entries as usize / ways).max(1);
+        let n = sets * ways;
+        // Each set's ring in slot order: base, base + 1, ..., back to base.
+        let next = (0..n)
+            .map(|i| {
+                (if (i + 1) % ways == 0 {
+                    i + 1 - ways
+                } else {
+                    i + 1
+                }) as u32
+            })
+            .collect();
+        let prev = (0..n)
+            .map(|i| (if i % ways == 0 { i + ways - 1 } else { i - 1 }) as u32)
+            .collect();
         Tlb {
             sets: sets as u64,
             ways,
-            tags: vec![EMPTY; sets * ways],
-            stamps: vec![0; sets * ways],
-            clock: 0,
+            tags: vec![EMPTY; n],
+            prev,
+            next,
+            head: (0..sets).map(|s| (s * ways) as u32).collect(),
+            index: (ways > SCAN_WAYS).then(|| {
+                let mut m = KeyMap::default();
+                m.reserve(n);
+                m
+            }),
             last: EMPTY,
             latency_ns: c.latency_ns.0,
             hits: 0,
@@ -42,7 +76,51 @@ impl Tlb {
 
     #[inline(always)]
     fn set(&self, tag: u64) -> usize {
-        (tag % self.sets) as usize * self.ways
+        (tag % self.sets) as usize
+    }
+
+    /// The entry holding `tag` in set `set`, if any.
+    #[inline(always)]
+    fn find(&self, set: usize, tag: u64) -> Option<usize> {
+        match &self.index {
+            Some(m) => m.get(&tag).map(|&s| s as usize),
+            None => {
+                let base = set * self.ways;
+                self.tags[base..base + self.ways]
+                    .iter()
+                    .position(|&t| t == tag)
+                    .map(|w| base + w)
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn unlink(&mut self, s: usize) {
+        let (p, n) = (self.prev[s], self.next[s]);
+        self.next[p as usize] = n;
+        self.prev[n as usize] = p;
+    }
+
+    /// Links `s` just before `h` (between the tail and the head).
+    #[inline(always)]
+    fn link_before(&mut self, h: usize, s: usize) {
+        let p = self.prev[h];
+        self.prev[s] = p;
+        self.next[s] = h as u32;
+        self.next[p as usize] = s as u32;
+        self.prev[h] = s as u32;
+    }
+
+    /// The tag of the last lookup, still resident (else none).
+    #[inline(always)]
+    pub fn last(&self) -> u64 {
+        self.last
+    }
+
+    /// A repeat of [`Tlb::last`]: a hit that changes no order.
+    #[inline(always)]
+    pub fn repeat(&mut self) {
+        self.hits += 1;
     }
 
     /// Looks `tag` up; a miss installs it over its set's LRU entry.
@@ -50,29 +128,32 @@ impl Tlb {
     #[inline]
     pub fn access(&mut self, tag: u64) -> bool {
         if tag == self.last {
-            self.hits += 1;
+            self.repeat();
             return true;
         }
         self.last = tag;
-        self.clock += 1;
-        let base = self.set(tag);
-        let tags = &self.tags[base..base + self.ways];
-        if let Some(w) = tags.iter().position(|&t| t == tag) {
-            self.stamps[base + w] = self.clock;
+        let set = self.set(tag);
+        let h = self.head[set] as usize;
+        if let Some(s) = self.find(set, tag) {
             self.hits += 1;
+            if s != h {
+                self.unlink(s);
+                self.link_before(h, s);
+                self.head[set] = s as u32;
+            }
             return true;
         }
         self.misses += 1;
-        let stamps = &self.stamps[base..base + self.ways];
-        // An empty entry has stamp 0, the oldest.
-        let mut victim = 0;
-        for (w, &s) in stamps.iter().enumerate() {
-            if s < stamps[victim] {
-                victim = w;
+        // The tail becomes the head: one turn of the ring.
+        let victim = self.prev[h] as usize;
+        let old = std::mem::replace(&mut self.tags[victim], tag);
+        if let Some(m) = &mut self.index {
+            if old != EMPTY {
+                m.remove(&old);
             }
+            m.insert(tag, victim as u32);
         }
-        self.tags[base + victim] = tag;
-        self.stamps[base + victim] = self.clock;
+        self.head[set] = victim as u32;
         false
     }
 
@@ -81,12 +162,21 @@ impl Tlb {
         if self.last == tag {
             self.last = EMPTY;
         }
-        let base = self.set(tag);
-        for w in base..base + self.ways {
-            if self.tags[w] == tag {
-                self.tags[w] = EMPTY;
-                self.stamps[w] = 0;
-            }
+        let set = self.set(tag);
+        let Some(s) = self.find(set, tag) else {
+            return;
+        };
+        self.tags[s] = EMPTY;
+        if let Some(m) = &mut self.index {
+            m.remove(&tag);
+        }
+        let h = self.head[set] as usize;
+        if s == h {
+            // The head's successor becomes the head: `s` is the tail.
+            self.head[set] = self.next[s];
+        } else {
+            self.unlink(s);
+            self.link_before(h, s);
         }
     }
 }
@@ -133,5 +223,61 @@ mod tests {
         t.invalidate(0);
         assert!(!t.access(0));
         assert_eq!(t.misses, 6);
+    }
+
+    /// The model the rings must match: each set a list, most recent first.
+    struct Naive {
+        sets: Vec<Vec<u64>>,
+        ways: usize,
+    }
+
+    impl Naive {
+        fn access(&mut self, tag: u64) -> bool {
+            let n = self.sets.len() as u64;
+            let set = &mut self.sets[(tag % n) as usize];
+            let hit = match set.iter().position(|&t| t == tag) {
+                Some(i) => {
+                    set.remove(i);
+                    true
+                }
+                None => {
+                    set.truncate(self.ways - 1);
+                    false
+                }
+            };
+            set.insert(0, tag);
+            hit
+        }
+
+        fn invalidate(&mut self, tag: u64) {
+            let n = self.sets.len() as u64;
+            self.sets[(tag % n) as usize].retain(|&t| t != tag);
+        }
+    }
+
+    #[test]
+    fn rings_and_the_index_are_lru_within_a_set() {
+        // Scanned sets (ways <= 8) and indexed ones, one set or many.
+        for (entries, ways) in [(1, 1), (4, 1), (6, 2), (8, 8), (64, 64), (48, 16), (30, 10)] {
+            let mut t = tlb(entries, ways);
+            let mut m = Naive {
+                sets: vec![Vec::new(); (entries / ways) as usize],
+                ways: ways as usize,
+            };
+            let mut x = 0x9E37_79B9_7F4A_7C15_u64 ^ entries as u64;
+            for _ in 0..20_000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let tag = x % (entries as u64 * 3);
+                if x >> 60 == 0 {
+                    t.invalidate(tag);
+                    m.invalidate(tag);
+                } else {
+                    assert_eq!(t.access(tag), m.access(tag), "{entries}/{ways}: tag {tag}");
+                }
+            }
+            assert!(t.hits > 0 && t.misses > 0);
+        }
     }
 }
