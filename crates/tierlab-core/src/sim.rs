@@ -21,8 +21,8 @@ pub use crate::source::setup::BATCH;
 /// the lower tiers' buckets of keys not in tier 0 (measured on the 20M Zipf
 /// trace of BENCHMARKS.md: single-tier LRU 15% faster by the minimum of
 /// five runs than without; a third stage prefetching the entry was slower).
-const PREFETCH_FAR: usize = 24;
-const PREFETCH_NEAR: usize = 16;
+pub(crate) const PREFETCH_FAR: usize = 24;
+pub(crate) const PREFETCH_NEAR: usize = 16;
 
 /// Opens a fresh stream of the source's requests (in `source`).
 pub use crate::source::open;
@@ -661,9 +661,7 @@ impl Simulation {
             } else {
                 1
             };
-            for r in &t.buf[t.pos..t.pos + n] {
-                t.engine.feed(&mut self.h, *r);
-            }
+            t.engine.feed_all(&mut self.h, &t.buf[t.pos..t.pos + n]);
             t.pos += n;
             t.fed += n as u64;
         }

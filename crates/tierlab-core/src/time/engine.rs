@@ -507,17 +507,43 @@ impl Engine {
         }
     }
 
+    /// Hands the engine the trace's next requests, in order: `feed` for
+    /// each, in one step where a closed loop deals them in order.
+    pub fn feed_all(&mut self, h: &mut Hierarchy, rs: &[Request]) {
+        if let Load::Closed { by_pid: false, .. } = self.load {
+            self.queues.resize_with(1, VecDeque::new);
+            self.queues[0].extend(rs.iter().copied());
+            return;
+        }
+        for r in rs {
+            self.feed(h, *r);
+        }
+    }
+
     /// Client `c` issues its next request, if it has one.
     fn issue_next(&mut self, h: &mut Hierarchy, c: u32) -> bool {
         let by_pid = matches!(self.load, Load::Closed { by_pid: true, .. });
         let q = if by_pid { c as usize } else { 0 };
-        let Some(r) = self.queues.get_mut(q).and_then(VecDeque::pop_front) else {
+        let Some(queue) = self.queues.get_mut(q) else {
+            return false;
+        };
+        let Some(r) = queue.pop_front() else {
             if by_pid {
                 // Idle until `feed` brings one of its requests.
                 self.idle[c as usize] = true;
             }
             return false;
         };
+        if !by_pid {
+            // Requests are issued in trace order: start loading the index
+            // buckets of later ones, as the serial loop does (sim.rs).
+            if let Some(far) = queue.get(crate::sim::PREFETCH_FAR - 1) {
+                h.prefetch_top(far.key);
+            }
+            if let Some(near) = queue.get(crate::sim::PREFETCH_NEAR - 1) {
+                h.prefetch_below(near.key);
+            }
+        }
         self.issue(h, c, r);
         true
     }
