@@ -640,6 +640,13 @@ impl Simulation {
                 t.buf.clear();
                 t.pos = 0;
                 match self.batches.next_batch()? {
+                    // A closed loop takes the whole batch at once, without
+                    // a copy through `buf`.
+                    Some(b) if t.engine.takes_batches() => {
+                        t.engine.feed_all(&mut self.h, b);
+                        t.fed += b.len() as u64;
+                        continue;
+                    }
                     Some(b) => t.buf.extend_from_slice(b),
                     None => {
                         if self.next_pass()? {
@@ -656,14 +663,10 @@ impl Simulation {
             let Some(t) = self.timed.as_mut() else {
                 unreachable!()
             };
-            let n = if t.engine.takes_batches() {
-                t.buf.len() - t.pos
-            } else {
-                1
-            };
-            t.engine.feed_all(&mut self.h, &t.buf[t.pos..t.pos + n]);
-            t.pos += n;
-            t.fed += n as u64;
+            // An open load: one arrival read ahead at a time.
+            t.engine.feed(&mut self.h, t.buf[t.pos]);
+            t.pos += 1;
+            t.fed += 1;
         }
     }
 
