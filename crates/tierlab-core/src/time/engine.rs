@@ -123,6 +123,26 @@ struct Job {
     stack: u64,
 }
 
+/// The service time of `op` at device `d`: its charge less the software
+/// overhead counted as stack time, or an exponential draw with that mean.
+#[inline]
+fn service_of(d: &Dev, op: &DevOp, rng: &mut Rng) -> u64 {
+    let mean = (op.ns - d.overhead).max(0.0);
+    if d.exponential {
+        exp_draw(rng, mean)
+    } else {
+        crate::cost::whole_u64(mean)
+    }
+}
+
+/// An exponential draw of mean `mean`, rounded to whole ns.
+#[inline]
+fn exp_draw(rng: &mut Rng, mean: f64) -> u64 {
+    // 1 - U is in (0, 1]: its log is finite.
+    let u = 1.0 - rng.next_f64();
+    crate::cost::whole_u64(-mean * u.ln())
+}
+
 const BACKGROUND: u32 = u32::MAX;
 const ISSUE: u32 = 1 << 31;
 const ARRIVAL: u32 = u32::MAX;
@@ -187,6 +207,9 @@ pub struct Engine {
     /// integer to compare (the sequence, mod 2^32, orders events of equal
     /// time as they were scheduled).
     heap: BinaryHeap<Reverse<u128>>,
+    /// A request's background operations (station, service, bytes), kept
+    /// between its op loop and their start (a reused buffer).
+    background_ops: Vec<(u16, u64, u32)>,
     /// The earliest event, when it was scheduled earlier than every event
     /// in `heap` (a key smaller than the heap's least): kept out of the
     /// heap, so that the common case, a stage that ends before anything
@@ -298,6 +321,7 @@ impl Engine {
             now: 0,
             seq: 0,
             heap: BinaryHeap::with_capacity(64),
+            background_ops: Vec::new(),
             front: None,
             depth: 0,
             stackless,
@@ -381,9 +405,7 @@ impl Engine {
 
     #[inline]
     fn exp(&mut self, mean: f64) -> u64 {
-        // 1 - U is in (0, 1]: its log is finite.
-        let u = 1.0 - self.rng.next_f64();
-        crate::cost::whole_u64(-mean * u.ln())
+        exp_draw(&mut self.rng, mean)
     }
 
     fn alloc(&mut self) -> u32 {
@@ -564,25 +586,42 @@ impl Engine {
         h.access_inlined(&r);
         self.issued += 1;
         let j = self.alloc();
-        let mut stages = std::mem::take(&mut self.jobs[j as usize].stages);
-        stages.clear();
         let mut stack = self.stack.per_request_ns;
-        if let Some(l) = self.link_station {
+        let mut cpu_service = 0;
+        if self.cpu_station.is_some() {
+            if let Some(d) = self.cpu_demand {
+                cpu_service = self.draw(d);
+            }
+        }
+        // The job's stages are written in place (its record keeps their
+        // buffer from one request to the next). Background operations get
+        // their service drawn here, in the order of the operations, and
+        // start after the loop, before the job enters its first stage.
+        let Engine {
+            jobs,
+            devs,
+            rng,
+            background_ops,
+            stackless,
+            link_station,
+            cpu_station,
+            link_ns_per_byte,
+            ..
+        } = self;
+        let stages = &mut jobs[j as usize].stages;
+        stages.clear();
+        stages.reserve(h.ops.ops().len() + 2);
+        if let Some(l) = *link_station {
             stages.push(Stage {
                 station: l,
                 class: 1,
                 lazy: false,
                 bytes: 0,
-                service: crate::cost::whole_u64(r.size as f64 * self.link_ns_per_byte),
+                service: crate::cost::whole_u64(r.size as f64 * *link_ns_per_byte),
             });
         }
         let cpu_at = stages.len();
-        let mut cpu_service = 0;
-        if let Some(c) = self.cpu_station {
-            cpu_service = match self.cpu_demand {
-                Some(d) => self.draw(d),
-                None => 0,
-            };
+        if let Some(c) = *cpu_station {
             stages.push(Stage {
                 station: c,
                 class: 1,
@@ -591,21 +630,21 @@ impl Engine {
                 service: 0,
             });
         }
+        let last_dev = devs.len() - 1;
         for op in h.ops.ops() {
+            let d = &devs[op.dev as usize];
+            let service = service_of(d, op, rng);
+            let write = op.kind != OpKind::Read;
             if op.background {
-                self.background(op);
+                background_ops.push((if write { d.write } else { d.read }, service, op.bytes));
                 continue;
             }
-            let d = &self.devs[op.dev as usize];
-            let write = op.kind != OpKind::Read;
-            if !self.stackless {
+            if !*stackless {
                 stack += d.overhead + d.per_op_ns + op.bytes as f64 * d.per_byte_ns;
-                if write && (op.dev as usize) < self.devs.len() - 1 {
+                if write && (op.dev as usize) < last_dev {
                     stack += d.insert_ns + op.bytes as f64 * d.insert_per_byte_ns;
                 }
             }
-            let service = self.service_of(op);
-            let d = &self.devs[op.dev as usize];
             let (station, class) = if write {
                 (d.write, 1)
             } else {
@@ -622,7 +661,15 @@ impl Engine {
         }
         let stack = crate::cost::whole_u64(stack);
         if self.cpu_station.is_some() {
-            stages[cpu_at].service = cpu_service + stack;
+            self.jobs[j as usize].stages[cpu_at].service = cpu_service + stack;
+        }
+        if !self.background_ops.is_empty() {
+            let ops = std::mem::take(&mut self.background_ops);
+            for &(station, service, bytes) in &ops {
+                self.spawn_background(station, 1, service, bytes, None);
+            }
+            self.background_ops = ops;
+            self.background_ops.clear();
         }
         let counted = self.counting();
         let job = &mut self.jobs[j as usize];
@@ -630,7 +677,6 @@ impl Engine {
         job.issued = self.now;
         job.size = r.size;
         job.counted = counted;
-        job.stages = stages;
         job.at = 0;
         job.wait = 0;
         job.service = 0;
@@ -645,29 +691,6 @@ impl Engine {
         } else {
             self.enter(h, j);
         }
-    }
-
-    #[inline]
-    fn service_of(&mut self, op: &DevOp) -> u64 {
-        let d = &self.devs[op.dev as usize];
-        let mean = (op.ns - d.overhead).max(0.0);
-        if d.exponential {
-            self.exp(mean)
-        } else {
-            crate::cost::whole_u64(mean)
-        }
-    }
-
-    /// A background operation (flush, lazy write-back): a job of its own.
-    fn background(&mut self, op: &DevOp) {
-        let service = self.service_of(op);
-        let d = &self.devs[op.dev as usize];
-        let station = if op.kind == OpKind::Read {
-            d.read
-        } else {
-            d.write
-        };
-        self.spawn_background(station, 1, service, op.bytes, None);
     }
 
     fn spawn_background(
