@@ -225,6 +225,10 @@ pub struct Engine {
     free: Vec<u32>,
     /// By pid: each client's requests not yet issued, and pid -> client.
     queues: Vec<VecDeque<Request>>,
+    /// In order: the requests read and not yet issued are `order[order_at..]`
+    /// (a cursor over a plain buffer, refilled a batch at a time).
+    order: Vec<Request>,
+    order_at: usize,
     pids: HashMap<u32, u32>,
     pub client_pids: Vec<u32>,
     /// Clients ready to issue but with no request (pid mode: waiting for
@@ -328,6 +332,8 @@ impl Engine {
             jobs: Vec::new(),
             free: Vec::new(),
             queues: Vec::new(),
+            order: Vec::new(),
+            order_at: 0,
             pids: HashMap::new(),
             client_pids: Vec::new(),
             idle: Vec::new(),
@@ -521,11 +527,7 @@ impl Engine {
                     self.schedule(self.now, ISSUE | c);
                 }
             }
-            Load::Closed { .. } => {
-                // Taken by the first ready client: `issue_next` asked.
-                self.queues.resize_with(1, VecDeque::new);
-                self.queues[0].push_back(r);
-            }
+            Load::Closed { .. } => self.feed_all(_h, &[r]),
         }
     }
 
@@ -533,8 +535,10 @@ impl Engine {
     /// each, in one step where a closed loop deals them in order.
     pub fn feed_all(&mut self, h: &mut Hierarchy, rs: &[Request]) {
         if let Load::Closed { by_pid: false, .. } = self.load {
-            self.queues.resize_with(1, VecDeque::new);
-            self.queues[0].extend(rs.iter().copied());
+            // Taken by the first ready client: `issue_next` asks.
+            self.order.drain(..self.order_at);
+            self.order_at = 0;
+            self.order.extend_from_slice(rs);
             return;
         }
         for r in rs {
@@ -544,27 +548,27 @@ impl Engine {
 
     /// Client `c` issues its next request, if it has one.
     fn issue_next(&mut self, h: &mut Hierarchy, c: u32) -> bool {
-        let by_pid = matches!(self.load, Load::Closed { by_pid: true, .. });
-        let q = if by_pid { c as usize } else { 0 };
-        let Some(queue) = self.queues.get_mut(q) else {
-            return false;
-        };
-        let Some(r) = queue.pop_front() else {
-            if by_pid {
+        if let Load::Closed { by_pid: true, .. } = self.load {
+            let Some(r) = self.queues[c as usize].pop_front() else {
                 // Idle until `feed` brings one of its requests.
                 self.idle[c as usize] = true;
-            }
+                return false;
+            };
+            self.issue(h, c, r);
+            return true;
+        }
+        let at = self.order_at;
+        let Some(&r) = self.order.get(at) else {
             return false;
         };
-        if !by_pid {
-            // Requests are issued in trace order: start loading the index
-            // buckets of later ones, as the serial loop does (sim.rs).
-            if let Some(far) = queue.get(crate::sim::PREFETCH_FAR - 1) {
-                h.prefetch_top(far.key);
-            }
-            if let Some(near) = queue.get(crate::sim::PREFETCH_NEAR - 1) {
-                h.prefetch_below(near.key);
-            }
+        self.order_at = at + 1;
+        // Requests are issued in trace order: start loading the index
+        // buckets of later ones, as the serial loop does (sim.rs).
+        if let Some(far) = self.order.get(at + crate::sim::PREFETCH_FAR) {
+            h.prefetch_top(far.key);
+        }
+        if let Some(near) = self.order.get(at + crate::sim::PREFETCH_NEAR) {
+            h.prefetch_below(near.key);
         }
         self.issue(h, c, r);
         true
@@ -891,7 +895,7 @@ impl Engine {
             if think == 0
                 && self.depth < 16
                 && !matches!(self.load, Load::Closed { by_pid: true, .. })
-                && self.queues.first().is_some_and(|q| !q.is_empty())
+                && self.order_at < self.order.len()
             {
                 self.depth += 1;
                 self.issue_next(h, client);
