@@ -383,7 +383,7 @@ impl Engine {
             }
             Some(_) => self.heap.push(Reverse(key)),
             None => {
-                if self.heap.peek().map_or(true, |&Reverse(m)| key < m) {
+                if self.heap.peek().is_none_or(|&Reverse(m)| key < m) {
                     self.front = Some(key);
                 } else {
                     self.heap.push(Reverse(key));
