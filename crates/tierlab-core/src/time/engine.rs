@@ -725,7 +725,14 @@ impl Engine {
         if self.counting() {
             self.tally.background_ops += 1;
         }
-        self.arrive(j);
+        let st = Stage {
+            station,
+            class,
+            lazy: false,
+            bytes,
+            service,
+        };
+        self.arrive(j, st);
     }
 
     /// Job `j` enters its stage `at` (from the first), skipping stages of
@@ -768,16 +775,14 @@ impl Engine {
                 self.jobs[j as usize].at += 1;
                 continue;
             }
-            self.arrive(j);
+            self.arrive(j, st);
             return;
         }
     }
 
-    /// Job `j` arrives at the station of its current stage.
+    /// Job `j` arrives at the station of its current stage, `st`.
     #[inline]
-    fn arrive(&mut self, j: u32) {
-        let job = &self.jobs[j as usize];
-        let st = job.stages[job.at];
+    fn arrive(&mut self, j: u32, st: Stage) {
         let station = &mut self.stations[st.station as usize];
         if station.is_fcfs() {
             let (end, waited) = station.start_fcfs(self.now, st.service);
