@@ -21,8 +21,8 @@ pub use crate::source::setup::BATCH;
 /// the lower tiers' buckets of keys not in tier 0 (measured on the 20M Zipf
 /// trace of BENCHMARKS.md: single-tier LRU 15% faster by the minimum of
 /// five runs than without; a third stage prefetching the entry was slower).
-const PREFETCH_FAR: usize = 24;
-const PREFETCH_NEAR: usize = 16;
+pub(crate) const PREFETCH_FAR: usize = 24;
+pub(crate) const PREFETCH_NEAR: usize = 16;
 
 /// Opens a fresh stream of the source's requests (in `source`).
 pub use crate::source::open;
@@ -821,6 +821,13 @@ impl Simulation {
                 t.buf.clear();
                 t.pos = 0;
                 match self.batches.next_batch()? {
+                    // A closed loop takes the whole batch at once, without
+                    // a copy through `buf`.
+                    Some(b) if t.engine.takes_batches() => {
+                        t.engine.feed_all(&mut self.h, b);
+                        t.fed += b.len() as u64;
+                        continue;
+                    }
                     Some(b) => t.buf.extend_from_slice(b),
                     None => {
                         if self.next_pass()? {
@@ -837,16 +844,10 @@ impl Simulation {
             let Some(t) = self.timed.as_mut() else {
                 unreachable!()
             };
-            let n = if t.engine.takes_batches() {
-                t.buf.len() - t.pos
-            } else {
-                1
-            };
-            for r in &t.buf[t.pos..t.pos + n] {
-                t.engine.feed(&mut self.h, *r);
-            }
-            t.pos += n;
-            t.fed += n as u64;
+            // An open load: one arrival read ahead at a time.
+            t.engine.feed(&mut self.h, t.buf[t.pos]);
+            t.pos += 1;
+            t.fed += 1;
         }
     }
 

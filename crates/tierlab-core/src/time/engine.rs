@@ -123,6 +123,26 @@ struct Job {
     stack: u64,
 }
 
+/// The service time of `op` at device `d`: its charge less the software
+/// overhead counted as stack time, or an exponential draw with that mean.
+#[inline]
+fn service_of(d: &Dev, op: &DevOp, rng: &mut Rng) -> u64 {
+    let mean = (op.ns - d.overhead).max(0.0);
+    if d.exponential {
+        exp_draw(rng, mean)
+    } else {
+        crate::cost::whole_u64(mean)
+    }
+}
+
+/// An exponential draw of mean `mean`, rounded to whole ns.
+#[inline]
+fn exp_draw(rng: &mut Rng, mean: f64) -> u64 {
+    // 1 - U is in (0, 1]: its log is finite.
+    let u = 1.0 - rng.next_f64();
+    crate::cost::whole_u64(-mean * u.ln())
+}
+
 const BACKGROUND: u32 = u32::MAX;
 const ISSUE: u32 = 1 << 31;
 const ARRIVAL: u32 = u32::MAX;
@@ -187,6 +207,16 @@ pub struct Engine {
     /// integer to compare (the sequence, mod 2^32, orders events of equal
     /// time as they were scheduled).
     heap: BinaryHeap<Reverse<u128>>,
+    /// A request's background operations (station, service, bytes, copy
+    /// time on the CPU), kept between its op loop and their start (a reused
+    /// buffer).
+    background_ops: Vec<(u16, u64, u32, u64)>,
+    /// The earliest event, when it was scheduled earlier than every event
+    /// in `heap` (a key smaller than the heap's least): kept out of the
+    /// heap, so that the common case, a stage that ends before anything
+    /// queued (a hit while the other clients wait on slower devices), costs
+    /// no heap push and pop. Together with `heap` it is the same queue.
+    front: Option<u128>,
     /// No software-stack cost anywhere: `issue` skips adding zeros.
     stackless: bool,
     /// Nested issues within one event (`complete` issues the client's next
@@ -196,6 +226,10 @@ pub struct Engine {
     free: Vec<u32>,
     /// By pid: each client's requests not yet issued, and pid -> client.
     queues: Vec<VecDeque<Request>>,
+    /// In order: the requests read and not yet issued are `order[order_at..]`
+    /// (a cursor over a plain buffer, refilled a batch at a time).
+    order: Vec<Request>,
+    order_at: usize,
     pids: HashMap<u32, u32>,
     pub client_pids: Vec<u32>,
     /// Clients ready to issue but with no request (pid mode: waiting for
@@ -292,11 +326,15 @@ impl Engine {
             now: 0,
             seq: 0,
             heap: BinaryHeap::with_capacity(64),
+            background_ops: Vec::new(),
+            front: None,
             depth: 0,
             stackless,
             jobs: Vec::new(),
             free: Vec::new(),
             queues: Vec::new(),
+            order: Vec::new(),
+            order_at: 0,
             pids: HashMap::new(),
             client_pids: Vec::new(),
             idle: Vec::new(),
@@ -339,7 +377,29 @@ impl Engine {
     fn schedule(&mut self, t: u64, tag: u32) {
         self.seq += 1;
         let key = ((t as u128) << 64) | (((self.seq as u32) as u128) << 32) | tag as u128;
-        self.heap.push(Reverse(key));
+        match self.front {
+            Some(f) if key < f => {
+                self.heap.push(Reverse(f));
+                self.front = Some(key);
+            }
+            Some(_) => self.heap.push(Reverse(key)),
+            None => {
+                if self.heap.peek().is_none_or(|&Reverse(m)| key < m) {
+                    self.front = Some(key);
+                } else {
+                    self.heap.push(Reverse(key));
+                }
+            }
+        }
+    }
+
+    /// The earliest event, taken out of the queue.
+    #[inline]
+    fn pop(&mut self) -> Option<u128> {
+        match self.front.take() {
+            Some(k) => Some(k),
+            None => self.heap.pop().map(|Reverse(k)| k),
+        }
     }
 
     #[inline]
@@ -352,9 +412,7 @@ impl Engine {
 
     #[inline]
     fn exp(&mut self, mean: f64) -> u64 {
-        // 1 - U is in (0, 1]: its log is finite.
-        let u = 1.0 - self.rng.next_f64();
-        crate::cost::whole_u64(-mean * u.ln())
+        exp_draw(&mut self.rng, mean)
     }
 
     fn alloc(&mut self) -> u32 {
@@ -383,7 +441,7 @@ impl Engine {
     }
 
     pub fn idle(&self) -> bool {
-        self.heap.is_empty()
+        self.front.is_none() && self.heap.is_empty()
     }
 
     /// Runs events until a client or an arrival needs a request from the
@@ -397,7 +455,7 @@ impl Engine {
             {
                 return true;
             }
-            let Some(Reverse(key)) = self.heap.pop() else {
+            let Some(key) = self.pop() else {
                 return !self.source_done;
             };
             let (t, tag) = ((key >> 64) as u64, key as u32);
@@ -470,25 +528,49 @@ impl Engine {
                     self.schedule(self.now, ISSUE | c);
                 }
             }
-            Load::Closed { .. } => {
-                // Taken by the first ready client: `issue_next` asked.
-                self.queues.resize_with(1, VecDeque::new);
-                self.queues[0].push_back(r);
-            }
+            Load::Closed { .. } => self.feed_all(_h, &[r]),
+        }
+    }
+
+    /// Hands the engine the trace's next requests, in order: `feed` for
+    /// each, in one step where a closed loop deals them in order.
+    pub fn feed_all(&mut self, h: &mut Hierarchy, rs: &[Request]) {
+        if let Load::Closed { by_pid: false, .. } = self.load {
+            // Taken by the first ready client: `issue_next` asks.
+            self.order.drain(..self.order_at);
+            self.order_at = 0;
+            self.order.extend_from_slice(rs);
+            return;
+        }
+        for r in rs {
+            self.feed(h, *r);
         }
     }
 
     /// Client `c` issues its next request, if it has one.
     fn issue_next(&mut self, h: &mut Hierarchy, c: u32) -> bool {
-        let by_pid = matches!(self.load, Load::Closed { by_pid: true, .. });
-        let q = if by_pid { c as usize } else { 0 };
-        let Some(r) = self.queues.get_mut(q).and_then(VecDeque::pop_front) else {
-            if by_pid {
+        if let Load::Closed { by_pid: true, .. } = self.load {
+            let Some(r) = self.queues[c as usize].pop_front() else {
                 // Idle until `feed` brings one of its requests.
                 self.idle[c as usize] = true;
-            }
+                return false;
+            };
+            self.issue(h, c, r);
+            return true;
+        }
+        let at = self.order_at;
+        let Some(&r) = self.order.get(at) else {
             return false;
         };
+        self.order_at = at + 1;
+        // Requests are issued in trace order: start loading the index
+        // buckets of later ones, as the serial loop does (sim.rs).
+        if let Some(far) = self.order.get(at + crate::sim::PREFETCH_FAR) {
+            h.prefetch_top(far.key);
+        }
+        if let Some(near) = self.order.get(at + crate::sim::PREFETCH_NEAR) {
+            h.prefetch_below(near.key);
+        }
         self.issue(h, c, r);
         true
     }
@@ -509,25 +591,42 @@ impl Engine {
         h.access_inlined(&r);
         self.issued += 1;
         let j = self.alloc();
-        let mut stages = std::mem::take(&mut self.jobs[j as usize].stages);
-        stages.clear();
         let mut stack = self.stack.per_request_ns;
-        if let Some(l) = self.link_station {
+        let mut cpu_service = 0;
+        if self.cpu_station.is_some() {
+            if let Some(d) = self.cpu_demand {
+                cpu_service = self.draw(d);
+            }
+        }
+        // The job's stages are written in place (its record keeps their
+        // buffer from one request to the next). Background operations get
+        // their service drawn here, in the order of the operations, and
+        // start after the loop, before the job enters its first stage.
+        let Engine {
+            jobs,
+            devs,
+            rng,
+            background_ops,
+            stackless,
+            link_station,
+            cpu_station,
+            link_ns_per_byte,
+            ..
+        } = self;
+        let stages = &mut jobs[j as usize].stages;
+        stages.clear();
+        stages.reserve(h.ops.ops().len() + 2);
+        if let Some(l) = *link_station {
             stages.push(Stage {
                 station: l,
                 class: 1,
                 lazy: false,
                 bytes: 0,
-                service: crate::cost::whole_u64(r.size as f64 * self.link_ns_per_byte),
+                service: crate::cost::whole_u64(r.size as f64 * *link_ns_per_byte),
             });
         }
         let cpu_at = stages.len();
-        let mut cpu_service = 0;
-        if let Some(c) = self.cpu_station {
-            cpu_service = match self.cpu_demand {
-                Some(d) => self.draw(d),
-                None => 0,
-            };
+        if let Some(c) = *cpu_station {
             stages.push(Stage {
                 station: c,
                 class: 1,
@@ -536,21 +635,23 @@ impl Engine {
                 service: 0,
             });
         }
+        let last_dev = devs.len() - 1;
         for op in h.ops.ops() {
+            let d = &devs[op.dev as usize];
+            let service = service_of(d, op, rng);
+            let write = op.kind != OpKind::Read;
             if op.background {
-                self.background(op);
+                let copy = crate::cost::whole_u64(op.bytes as f64 * d.per_byte_ns);
+                let station = if write { d.write } else { d.read };
+                background_ops.push((station, service, op.bytes, copy));
                 continue;
             }
-            let d = &self.devs[op.dev as usize];
-            let write = op.kind != OpKind::Read;
-            if !self.stackless {
+            if !*stackless {
                 stack += d.overhead + d.per_op_ns + op.bytes as f64 * d.per_byte_ns;
-                if write && (op.dev as usize) < self.devs.len() - 1 {
+                if write && (op.dev as usize) < last_dev {
                     stack += d.insert_ns + op.bytes as f64 * d.insert_per_byte_ns;
                 }
             }
-            let service = self.service_of(op);
-            let d = &self.devs[op.dev as usize];
             let (station, class) = if write {
                 (d.write, 1)
             } else {
@@ -567,7 +668,15 @@ impl Engine {
         }
         let stack = crate::cost::whole_u64(stack);
         if self.cpu_station.is_some() {
-            stages[cpu_at].service = cpu_service + stack;
+            self.jobs[j as usize].stages[cpu_at].service = cpu_service + stack;
+        }
+        if !self.background_ops.is_empty() {
+            let ops = std::mem::take(&mut self.background_ops);
+            for &(station, service, bytes, copy) in &ops {
+                self.spawn_flush(station, service, bytes, copy);
+            }
+            self.background_ops = ops;
+            self.background_ops.clear();
         }
         let counted = self.counting();
         let job = &mut self.jobs[j as usize];
@@ -575,7 +684,6 @@ impl Engine {
         job.issued = self.now;
         job.size = r.size;
         job.counted = counted;
-        job.stages = stages;
         job.at = 0;
         job.wait = 0;
         job.service = 0;
@@ -592,46 +700,6 @@ impl Engine {
         }
     }
 
-    #[inline]
-    fn service_of(&mut self, op: &DevOp) -> u64 {
-        let d = &self.devs[op.dev as usize];
-        let mean = (op.ns - d.overhead).max(0.0);
-        if d.exponential {
-            self.exp(mean)
-        } else {
-            crate::cost::whole_u64(mean)
-        }
-    }
-
-    /// A background operation (flush, lazy write-back): a job of its own.
-    /// Its memory copies (a tier's `copies`, the bounce copy of a
-    /// write-back) are kernel work on the CPU station before the device:
-    /// S1's flush daemon copied each dirty page to a bounce buffer.
-    fn background(&mut self, op: &DevOp) {
-        let service = self.service_of(op);
-        let d = &self.devs[op.dev as usize];
-        let station = if op.kind == OpKind::Read {
-            d.read
-        } else {
-            d.write
-        };
-        let copy = crate::cost::whole_u64(op.bytes as f64 * d.per_byte_ns);
-        let j = self.spawn_job(station, 1, service, op.bytes, None);
-        if let (Some(c), true) = (self.cpu_station, copy > 0) {
-            self.jobs[j as usize].stages.insert(
-                0,
-                Stage {
-                    station: c,
-                    class: 1,
-                    lazy: false,
-                    bytes: 0,
-                    service: copy,
-                },
-            );
-        }
-        self.arrive(j);
-    }
-
     fn spawn_background(
         &mut self,
         station: u16,
@@ -641,7 +709,29 @@ impl Engine {
         lazy_dev: Option<u16>,
     ) {
         let j = self.spawn_job(station, class, service, bytes, lazy_dev);
-        self.arrive(j);
+        let st = self.jobs[j as usize].stages[0];
+        self.arrive(j, st);
+    }
+
+    /// A flush write-back: a job of its own. Its memory copies (a tier's
+    /// `copies`, the bounce copy of a write-back), `copy` ns, are kernel
+    /// work on the CPU station before the device: S1's flush daemon copied
+    /// each dirty page to a bounce buffer.
+    fn spawn_flush(&mut self, station: u16, service: u64, bytes: u32, copy: u64) {
+        let Some(c) = self.cpu_station.filter(|_| copy > 0) else {
+            self.spawn_background(station, 1, service, bytes, None);
+            return;
+        };
+        let j = self.spawn_job(station, 1, service, bytes, None);
+        let cpu = Stage {
+            station: c,
+            class: 1,
+            lazy: false,
+            bytes: 0,
+            service: copy,
+        };
+        self.jobs[j as usize].stages.insert(0, cpu);
+        self.arrive(j, cpu);
     }
 
     /// A background job of one device stage, not yet arrived anywhere.
@@ -716,16 +806,14 @@ impl Engine {
                 self.jobs[j as usize].at += 1;
                 continue;
             }
-            self.arrive(j);
+            self.arrive(j, st);
             return;
         }
     }
 
-    /// Job `j` arrives at the station of its current stage.
+    /// Job `j` arrives at the station of its current stage, `st`.
     #[inline]
-    fn arrive(&mut self, j: u32) {
-        let job = &self.jobs[j as usize];
-        let st = job.stages[job.at];
+    fn arrive(&mut self, j: u32, st: Stage) {
         let station = &mut self.stations[st.station as usize];
         if station.is_fcfs() {
             let (end, waited) = station.start_fcfs(self.now, st.service);
@@ -776,7 +864,8 @@ impl Engine {
         if job.client == BACKGROUND {
             if job.at < job.stages.len() {
                 // A flush's copy done on the CPU: now its device.
-                self.arrive(j);
+                let next = job.stages[job.at];
+                self.arrive(j, next);
                 return;
             }
             let lazy = job.size;
@@ -848,7 +937,7 @@ impl Engine {
             if think == 0
                 && self.depth < 16
                 && !matches!(self.load, Load::Closed { by_pid: true, .. })
-                && self.queues.first().is_some_and(|q| !q.is_empty())
+                && self.order_at < self.order.len()
             {
                 self.depth += 1;
                 self.issue_next(h, client);
