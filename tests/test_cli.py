@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -402,6 +403,10 @@ def test_bench_table(tierlab_cmd: Callable[..., Ran], oracle_trace: Path) -> Non
     r = ok(tierlab_cmd("bench", oracle_trace, "--repeat", "1"))
     for p in ("lru", "fifo", "clock"):
         assert p in r.out
+    # Every closed row's ratio whole in 80 columns (it was cut to "0.4..."
+    # when a capacity column took the room), the shared capacity in the title.
+    assert len(re.findall(r" \d+\.\d\dx", r.out)) == 3, r.out
+    assert "…" not in r.out and "capacities " in r.out
 
 
 def test_bench_json(cli: Callable[..., Ran], oracle_trace: Path) -> None:

@@ -122,22 +122,33 @@ def print_bench(trace: str, rows: list[dict[str, Any]]) -> None:
     # in the title, so that the rows fit 80 columns.
     tiers = rows[0]["tiers"] if rows else 1
     n = f" ({rows[0]['requests']:,} requests)" if rows else ""
+    # So are the capacities when every row has the same (they always do
+    # from the CLI): a column of them left the ratio no room in 80 columns.
+    caps = {"/".join(f"{c:,}" for c in r["capacity"]) for r in rows}
+    one_cap = len(caps) == 1
+    cap = f"capacities {next(iter(caps))} objects" if one_cap else "capacities in objects"
     t = Table(
         title=f"tierlab bench: {trace}{n}, {tiers} tier{'s' if tiers > 1 else ''}, "
-        "capacities in objects, times: median",
+        f"{cap}, times: median",
         title_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
     )
     closed = any(r["load"] != "serial" for r in rows)
-    cols = ["policy", "load", "capacity", "miss ratio", "s", "req/s"] + (["ratio"] * closed)
+    cols = ["policy", "load", *(["capacity"] * (not one_cap)), "miss ratio", "s", "req/s"]
+    cols += ["ratio"] * closed
     for col in cols:
-        t.add_column(col, justify="left" if col in ("policy", "load") else "right", no_wrap=True)
+        left = col in ("policy", "load")
+        t.add_column(
+            col,
+            justify="left" if left else "right",
+            no_wrap=True,
+        )
     for r in rows:
         serial = r["load"] == "serial"
         cells = [
             r["policy"], "serial" if serial else f"{r['load']} {r['clients']}",
-            "/".join(f"{c:,}" for c in r["capacity"]),
+            *(["/".join(f"{c:,}" for c in r["capacity"])] * (not one_cap)),
             f"{r['miss_ratio']:.4f}", f"{r['median_s']:.3f}", f"{r['median_rps'] / 1e6:.2f}M",
         ]  # fmt: skip
         if closed:
