@@ -103,24 +103,29 @@ def print_run(s: dict[str, Any]) -> None:
         print_vm(console(), s["vm"], s.get("processes") or [])
 
 
+def _scaled(x: float | None, unit: str, prefixes: str) -> str:
+    """``x`` in ``unit`` with the largest of ``prefixes`` (from none down,
+    by thousands) that keeps it at least 1; "-" when unknown."""
+    if x is None:
+        return "-"
+    if x == 0:
+        return f"0 {unit}"
+    f = 1.0
+    for p in ("", *prefixes[:-1]):
+        if abs(x) >= f:
+            return f"{x / f:.4g} {p}{unit}"
+        f /= 1000
+    return f"{x / f:.4g} {prefixes[-1]}{unit}"
+
+
 def joules(j: float | None) -> str:
     """Energy in J (mJ, µJ, nJ below 1 J); "-" when unknown."""
-    if j is None:
-        return "-"
-    for unit, f in (("J", 1.0), ("mJ", 1e-3), ("µJ", 1e-6)):
-        if abs(j) >= f:
-            return f"{j / f:.4g} {unit}"
-    return "0 J" if j == 0 else f"{j / 1e-9:.4g} nJ"
+    return _scaled(j, "J", "mµn")
 
 
 def watts(w: float | None) -> str:
     """Power in W (mW, µW below 1 W); "-" when unknown."""
-    if w is None:
-        return "-"
-    for unit, f in (("W", 1.0), ("mW", 1e-3)):
-        if abs(w) >= f:
-            return f"{w / f:.4g} {unit}"
-    return "0 W" if w == 0 else f"{w / 1e-6:.4g} µW"
+    return _scaled(w, "W", "mµ")
 
 
 def _years(y: float | None) -> str:

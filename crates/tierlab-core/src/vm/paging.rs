@@ -123,13 +123,11 @@ impl Paging {
         self.last.0
     }
 
-    /// Another reference to [`Paging::last_hit`]'s page: a hit found
-    /// without the index (most references repeat the page before them).
+    /// A reference to page `key` as the frames' policy sees it: one page.
     #[inline(always)]
-    pub fn repeat(&mut self, write: bool) {
-        let slot = self.last.1;
-        let req = Request {
-            key: self.last.0,
+    fn request(&self, key: u64, write: bool) -> Request {
+        Request {
+            key,
             size: self.page,
             op: if write {
                 crate::Op::Write
@@ -137,7 +135,15 @@ impl Paging {
                 crate::Op::Read
             },
             ..Request::default()
-        };
+        }
+    }
+
+    /// Another reference to [`Paging::last_hit`]'s page: a hit found
+    /// without the index (most references repeat the page before them).
+    #[inline(always)]
+    pub fn repeat(&mut self, write: bool) {
+        let slot = self.last.1;
+        let req = self.request(self.last.0, write);
         self.tier.touch(slot, &req);
         if write {
             self.store.set_dirty(slot, true);
@@ -149,16 +155,7 @@ impl Paging {
     #[inline]
     pub fn access(&mut self, key: u64, write: bool) -> Fault {
         self.victims.clear();
-        let req = Request {
-            key,
-            size: self.page,
-            op: if write {
-                crate::Op::Write
-            } else {
-                crate::Op::Read
-            },
-            ..Request::default()
-        };
+        let req = self.request(key, write);
         if self.last.0 == key {
             self.repeat(write);
             return Fault::default();
