@@ -65,6 +65,27 @@ def test_vm_object_processes_and_store_columns(tmp_path: Path) -> None:
     assert "energy_j" not in r.timeline.columns
 
 
+def test_multiprogram_runs_under_vm_by_byte_address() -> None:
+    # The S3 mix under [vm]: one process per program, 64 B references, each
+    # program its own address space (docs/workloads.md).
+    cfg = {
+        "workload": {"type": "multiprogram", "preset": "s3", "scale": 0.001, "seed": 3},
+        "tier": [{"tech": "DRAM-DDR3", "capacity": "4MiB"}],
+        "backing": {"tech": "PCM-SLC"},
+        "vm": {},
+    }
+    r = tierlab.simulate(cfg)
+    procs = r.processes
+    assert sorted(procs.index) == list(range(1, 9))
+    # 5,636 MiB x 0.001 = 1,411 pages (each program rounded), 64 lines a
+    # page, four references a line.
+    pages = sum(round(m * 256 * 0.001) for m in (873, 1600, 679, 501, 623, 123, 409, 828))
+    assert r.summary["vm"]["references"] == 4 * 64 * pages == procs["references"].sum()
+    # 4 MiB of frames for 5.6 MB of pages: faults beyond the first touches.
+    assert r.summary["vm"]["major_faults"] > 0
+    assert "references of 64 B by byte address" in r.summary["workload"]
+
+
 def test_without_vm_the_fields_are_null_and_empty() -> None:
     r = tierlab.simulate(
         {

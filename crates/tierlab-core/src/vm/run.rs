@@ -30,12 +30,17 @@ pub fn byte_source(source: Source) -> Result<Source, ConfigError> {
         // Unit 0: one request per access, keyed by its byte address.
         Source::Lackey(p, _, instr, skip) => Ok(Source::Lackey(p, 0, instr, skip)),
         s @ (Source::Csv(..) | Source::Memtrace(..)) => Ok(s),
+        // The multiprogram mix by byte address: one cache line per
+        // reference, each program its own pid and address space.
+        Source::Workload(crate::workloads::Spec::Multiprogram(m)) => Ok(Source::Workload(
+            crate::workloads::Spec::Multiprogram(m.by_address()),
+        )),
         other => Err(ConfigError::at(
             "workload",
             format!(
                 "{} has no memory addresses; [vm] reads a memory trace: a Valgrind lackey \
-                 trace, a tierlab memtrace (tierlab trace convert --to memtrace), or a CSV \
-                 whose key is a byte address",
+                 trace, a tierlab memtrace (tierlab trace convert --to memtrace), a CSV \
+                 whose key is a byte address, or the multiprogram generator",
                 describe(&other)
             ),
         )),

@@ -23,8 +23,9 @@
 use super::{
     bad, check_at_least, check_share, scaled, unknown_preset, Common, ParamError, Run, Script,
 };
-use crate::request::Op;
+use crate::request::{Op, Request};
 use crate::synth::{Alias, Rng};
+use crate::trace::{TraceError, TraceSource};
 use crate::units::human_count;
 use crate::units::Size;
 use serde::{Deserialize, Serialize};
@@ -55,6 +56,9 @@ pub struct ProgramParams {
 pub struct MultiprogramParams {
     pub requests: Option<u64>,
     pub quantum: Option<u64>,
+    /// Bytes per reference when a `[vm]` run reads the generator by byte
+    /// address (one last-level-cache line, 64 B, by default).
+    pub line: Option<Size>,
     #[serde(rename = "program")]
     pub programs: Option<Vec<ProgramParams>>,
 }
@@ -75,9 +79,18 @@ pub struct ProgramSpec {
 pub struct MultiprogramSpec {
     pub programs: Vec<ProgramSpec>,
     pub requests: u64,
+    /// `requests` was given (not the default for the unit).
+    pub requests_given: bool,
     pub quantum: u64,
     pub seed: u64,
     pub page_size: u32,
+    /// Bytes per reference by byte address.
+    pub line: u32,
+    /// Read by byte address (a `[vm]` run): each reference is one `line`
+    /// of its program's memory, `pid` = program index + 1, `key` = the byte
+    /// address in the program's own address space (from 0). Otherwise each
+    /// reference is a page, keyed by [`super::page_key`].
+    pub by_address: bool,
 }
 
 pub const PRESETS: &[&str] = &["default", "s3"];
@@ -144,15 +157,48 @@ impl MultiprogramSpec {
         // Four accesses per page: enough for the sweeps to cover the
         // footprint several times over.
         let requests = p.requests.unwrap_or(4 * total);
+        let line = match p.line.unwrap_or(Size::Absolute(64)) {
+            Size::Absolute(n) if n >= 8 && n <= ps && n.is_power_of_two() => n as u32,
+            Size::Absolute(n) => {
+                return Err(bad(
+                    "line",
+                    format!(
+                        "{n} is out of range; a power of two from 8 B to the page size ({ps} B)"
+                    ),
+                ))
+            }
+            Size::Percent(_) => return Err(bad("line", "must be a size in bytes, not a share")),
+        };
         Ok(MultiprogramSpec {
             programs,
             requests: check_at_least("requests", requests, 1)?,
+            requests_given: p.requests.is_some(),
             // A time slice worth of memory accesses that miss the CPU
             // caches; ours.
             quantum: check_at_least("quantum", p.quantum.unwrap_or(1000), 1)?,
             seed: c.seed,
             page_size: c.page_size,
+            line,
+            by_address: false,
         })
+    }
+
+    /// Lines per page.
+    fn lines_per_page(&self) -> u64 {
+        (self.page_size / self.line) as u64
+    }
+
+    /// The same programs read by byte address (what a `[vm]` run reads):
+    /// references of `line` bytes; without a given `requests`, four
+    /// references per line, as the paged default has four per page.
+    pub fn by_address(mut self) -> Self {
+        if !self.by_address {
+            self.by_address = true;
+            if !self.requests_given {
+                self.requests *= self.lines_per_page();
+            }
+        }
+        self
     }
 }
 
@@ -195,13 +241,18 @@ fn program(i: usize, q: &ProgramParams, ps: u64) -> Result<ProgramSpec, ParamErr
     })
 }
 
+/// One program's cursors, in units: pages, or lines by byte address.
 struct Program {
     spec: ProgramSpec,
     patterns: Alias,
+    /// Units of its memory.
+    units: u64,
+    /// The strided cursor's step in units (`stride` pages).
+    step: u64,
     seq: u64,
     strided: u64,
     lane: u64,
-    hot_pages: u64,
+    hot_units: u64,
 }
 
 pub struct Multiprogram {
@@ -215,16 +266,26 @@ pub struct Multiprogram {
 
 impl Multiprogram {
     pub fn new(spec: &MultiprogramSpec) -> Self {
+        let per_page = if spec.by_address {
+            spec.lines_per_page()
+        } else {
+            1
+        };
         let programs = spec
             .programs
             .iter()
-            .map(|p| Program {
-                patterns: Alias::new(&p.weights),
-                seq: 0,
-                strided: 0,
-                lane: 0,
-                hot_pages: ((p.pages as f64 * p.hot_fraction).round() as u64).clamp(1, p.pages),
-                spec: p.clone(),
+            .map(|p| {
+                let units = p.pages * per_page;
+                Program {
+                    patterns: Alias::new(&p.weights),
+                    units,
+                    step: p.stride * per_page,
+                    seq: 0,
+                    strided: 0,
+                    lane: 0,
+                    hot_units: ((units as f64 * p.hot_fraction).round() as u64).clamp(1, units),
+                    spec: p.clone(),
+                }
             })
             .collect();
         Multiprogram {
@@ -238,8 +299,10 @@ impl Multiprogram {
     }
 }
 
-impl Script for Multiprogram {
-    fn next_run(&mut self) -> Option<Run> {
+impl Multiprogram {
+    /// The next reference: the program's index, the unit (page, or line by
+    /// byte address) within its memory, and the operation.
+    fn next_ref(&mut self) -> Option<(usize, u64, Op)> {
         if self.done == self.spec.requests {
             return None;
         }
@@ -251,29 +314,31 @@ impl Script for Multiprogram {
         self.left_in_turn -= 1;
         let rng = &mut self.rng;
         let p = &mut self.programs[self.turn];
-        let n = p.spec.pages;
-        let page = match p.patterns.sample(rng) {
+        let n = p.units;
+        let unit = match p.patterns.sample(rng) {
             0 => {
                 let v = p.seq;
                 p.seq = (p.seq + 1) % n;
                 v
             }
             1 => {
+                // A column-order sweep of a row-major array whose rows are
+                // `stride` pages: one unit per row, then the next column.
                 let v = p.strided;
-                p.strided += p.spec.stride;
+                p.strided += p.step;
                 if p.strided >= n {
-                    p.lane = (p.lane + 1) % p.spec.stride.min(n);
+                    p.lane = (p.lane + 1) % p.step.min(n);
                     p.strided = p.lane;
                 }
                 v
             }
             2 => rng.below(n),
             _ => {
-                let cold = n - p.hot_pages;
+                let cold = n - p.hot_units;
                 if cold == 0 || rng.next_f64() < p.spec.hot_share {
-                    rng.below(p.hot_pages)
+                    rng.below(p.hot_units)
                 } else {
-                    p.hot_pages + rng.below(cold)
+                    p.hot_units + rng.below(cold)
                 }
             }
         };
@@ -282,14 +347,26 @@ impl Script for Multiprogram {
         } else {
             Op::Read
         };
-        Some(Run::new(self.turn as u64 + 1, page, 1, op))
+        Some((self.turn, unit, op))
+    }
+}
+
+impl Script for Multiprogram {
+    fn next_run(&mut self) -> Option<Run> {
+        let (i, page, op) = self.next_ref()?;
+        Some(Run::new(i as u64 + 1, page, 1, op))
     }
 
     fn describe(&self) -> String {
         let s = &self.spec;
         let names: Vec<&str> = s.programs.iter().map(|p| p.name.as_str()).collect();
+        let unit = if s.by_address {
+            format!("references of {} B by byte address", s.line)
+        } else {
+            "requests".into()
+        };
         format!(
-            "multiprogram: {} programs ({}), {} pages, {} requests in quanta of {}, seed {}",
+            "multiprogram: {} programs ({}), {} pages, {} {unit} in quanta of {}, seed {}",
             s.programs.len(),
             names.join(", "),
             human_count(s.programs.iter().map(|p| p.pages).sum::<u64>()),
@@ -300,7 +377,65 @@ impl Script for Multiprogram {
     }
 }
 
-super::benchmark!(MultiprogramSpec, MultiprogramParams, Multiprogram);
+/// The generator by byte address: `pid` = program index + 1, `key` = the
+/// byte address of the line in the program's own address space, `size` =
+/// the line; the time of a reference is its index, as in [`Paged`].
+///
+/// [`Paged`]: super::Paged
+pub struct ByAddress {
+    gen: Multiprogram,
+    emitted: u64,
+}
+
+impl TraceSource for ByAddress {
+    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        out.clear();
+        let line = self.gen.spec.line;
+        while out.len() < max {
+            let Some((i, unit, op)) = self.gen.next_ref() else {
+                break;
+            };
+            out.push(Request {
+                time: self.emitted,
+                key: unit * line as u64,
+                size: line,
+                op,
+                pid: i as u32 + 1,
+                next_access: -1,
+            });
+            self.emitted += 1;
+        }
+        Ok(out.len())
+    }
+    fn len_hint(&self) -> Option<u64> {
+        Some(self.gen.spec.requests)
+    }
+    fn describe(&self) -> String {
+        self.gen.describe()
+    }
+}
+
+impl Multiprogram {
+    /// The spec's stream: pages, or lines by byte address.
+    pub fn spec_open(spec: &MultiprogramSpec) -> Box<dyn TraceSource> {
+        let gen = Multiprogram::new(spec);
+        if spec.by_address {
+            Box::new(ByAddress { gen, emitted: 0 })
+        } else {
+            Box::new(super::Paged::new(gen, spec.page_size))
+        }
+    }
+}
+
+impl super::Benchmark for MultiprogramSpec {
+    type Table = MultiprogramParams;
+    fn make(preset: &str, table: &MultiprogramParams, c: Common) -> Result<Self, ParamError> {
+        MultiprogramSpec::resolve(preset, table, c)
+    }
+    fn open(&self) -> Box<dyn TraceSource> {
+        Multiprogram::spec_open(self)
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::super::testutil::*;
@@ -388,6 +523,83 @@ mod tests {
             a,
             all(Paged::new(Multiprogram::new(&spec("s3", 0.002, 2)), 4096))
         );
+    }
+
+    fn drain(mut src: Box<dyn TraceSource>) -> Vec<Request> {
+        let mut out = Vec::new();
+        let mut buf = Vec::new();
+        while src.next_batch(&mut buf, 1000).unwrap() > 0 {
+            out.extend_from_slice(&buf);
+        }
+        out
+    }
+
+    #[test]
+    fn by_address_emits_pids_and_lines() {
+        let mut s = spec("s3", 0.001, 5).by_address();
+        let lines: Vec<u64> = s.programs.iter().map(|p| p.pages * 64).collect();
+        // Four references per line by default, as four per page paged.
+        assert_eq!(s.requests, 4 * lines.iter().sum::<u64>());
+        s.requests = 40 * lines.iter().sum::<u64>();
+        let reqs = drain(Multiprogram::spec_open(&s));
+        assert_eq!(reqs.len() as u64, s.requests);
+        assert!(reqs.iter().all(|r| r.size == 64 && r.key % 64 == 0));
+        // Each program its own pid and address space from 0; the sweeps
+        // touch every line of it.
+        for (i, n) in lines.iter().enumerate() {
+            let pid = i as u32 + 1;
+            let keys: HashSet<u64> = reqs
+                .iter()
+                .filter(|r| r.pid == pid)
+                .map(|r| r.key)
+                .collect();
+            assert_eq!(keys.len() as u64, *n, "program {pid}");
+            assert_eq!(*keys.iter().max().unwrap(), (n - 1) * 64);
+        }
+        assert!(reqs[..1000].iter().all(|r| r.pid == 1));
+        assert!(reqs[1000..2000].iter().all(|r| r.pid == 2));
+        // A streaming sweep touches each 4 KiB page 64 times in a row.
+        let lbm: Vec<u64> = reqs.iter().filter(|r| r.pid == 7).map(|r| r.key).collect();
+        let in_order = lbm.windows(2).filter(|w| w[1] == w[0] + 64).count();
+        assert!(in_order as f64 > 0.75 * lbm.len() as f64, "{in_order}");
+    }
+
+    #[test]
+    fn by_address_strided_is_a_column_sweep() {
+        let s = spec("default", 0.01, 4).by_address(); // 82 pages per program
+        let st: Vec<u64> = drain(Multiprogram::spec_open(&s))
+            .iter()
+            .filter(|r| r.pid == 2)
+            .map(|r| r.key)
+            .collect();
+        // Rows of 16 pages: one line per row, then the next line.
+        assert_eq!(&st[..6], &[0, 65536, 131072, 196608, 262144, 327680]);
+        assert_eq!(st[6], 64);
+    }
+
+    #[test]
+    fn paged_output_is_unchanged_by_the_line_key() {
+        let c = common(0.002, 1);
+        let p = MultiprogramParams {
+            line: Some(Size::Absolute(128)),
+            ..Default::default()
+        };
+        let a = drain(Multiprogram::spec_open(&spec("s3", 0.002, 1)));
+        let b = drain(Multiprogram::spec_open(
+            &MultiprogramSpec::resolve("s3", &p, c).unwrap(),
+        ));
+        assert_eq!(a, b);
+        assert!(a.iter().all(|r| r.size == 4096 && r.pid == 0));
+        for bad_line in [4, 96, 8192] {
+            let p = MultiprogramParams {
+                line: Some(Size::Absolute(bad_line)),
+                ..Default::default()
+            };
+            assert_eq!(
+                MultiprogramSpec::resolve("s3", &p, c).unwrap_err().0,
+                "line"
+            );
+        }
     }
 
     #[test]
