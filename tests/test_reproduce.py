@@ -25,7 +25,7 @@ from tierlab.reproductions.s1 import S1_TABLE_II, table2_band
 from tierlab.reproductions.s4 import tolerance_us
 
 # Small enough for seconds per reproduction, large enough that every point runs.
-TINY = {"s1": "0.01", "s2": "0.02", "s4": "0.002", "s5": "0.02"}
+TINY = {"s1": "0.01", "s2": "0.02", "s3": "0.05", "s4": "0.002", "s5": "0.02"}
 
 
 @pytest.mark.parametrize("name", REPRODUCTIONS)
@@ -62,6 +62,8 @@ def test_reproduce_tiny(name: str, tierlab_cmd: Callable[..., Ran], tmp_path: Pa
         assert f["tierlab"] is None or math.isfinite(f["tierlab"])
     if name == "s5":
         check_s5_paging(doc["figures"])
+    if name == "s3":
+        check_s3(doc["figures"])
     if name == "s1":
         paper = {f["id"]: f["paper"] for f in doc["figures"]}
         for wl, row in S1_TABLE_II.items():
@@ -84,6 +86,14 @@ FIGURES: dict[str, list[str]] = {
         "read_miss_ratio_reduction",
         "runs_lower",
     ],
+    "s3": [
+        "runtime_gain_avg",
+        "runtime_gain_max",
+        "runtime_gain_max_program",
+        "major_fault_reduction",
+        "lifetime_gain_240",
+        "lifetime_gain_480",
+    ],
     "s4": [
         "throughput_ratio_surge",
         "throughput_ratio_specweb",
@@ -105,6 +115,18 @@ FIGURES: dict[str, list[str]] = {
         ),
     ],
 }
+
+
+def check_s3(figures: list[dict[str, Any]]) -> None:
+    """S3: eq. 1 at the paper's values; Memorage (6.4 GiB for 5.5 GiB of
+    resident sets) never faults a page in from swap, the baseline does."""
+    by_id = {f["id"]: f["tierlab"] for f in figures}
+    assert by_id["lifetime_gain_240"] == pytest.approx(4 * 720 / 721)
+    assert by_id["lifetime_gain_480"] == pytest.approx(7 * 720 / 721)
+    assert by_id["major_fault_reduction"] > 100
+    assert 0 < by_id["runtime_gain_avg"] < 1
+    assert by_id["runtime_gain_max"] >= by_id["runtime_gain_avg"]
+    assert by_id["runtime_gain_max_program"] in (0.0, 1.0)
 
 
 def check_s5_paging(figures: list[dict[str, Any]]) -> None:

@@ -4,4 +4,4 @@
 This package's own import stays light (the CLI's parser reads :data:`NAMES`)."""
 
 #: The reproductions, by module name; ``tierlab reproduce NAME``.
-NAMES: tuple[str, ...] = ("s1", "s2", "s4", "s5")
+NAMES: tuple[str, ...] = ("s1", "s2", "s3", "s4", "s5")
