@@ -552,6 +552,21 @@ def case_csv_two_roles_on_one_column(tmp: Path) -> Bad:
     )
 
 
+def case_multiprogram_line_not_a_power_of_two(tmp: Path) -> Bad:
+    cfg = tmp / "c.toml"
+    cfg.write_text(
+        '[workload]\ntype = "multiprogram"\npreset = "s3"\nscale = 0.001\n'
+        "[workload.multiprogram]\nline = 96\n"
+        '[[tier]]\ntech = "DRAM-DDR3"\ncapacity = "4MiB"\n[vm]\n'
+    )
+    return Bad(
+        ["run", cfg],
+        lambda: tierlab.simulate(cfg),
+        ["workload.multiprogram.line", "a power of two from 8 B to the page size"],
+        tierlab.ConfigError,
+    )
+
+
 CASES = {
     name.removeprefix("case_"): fn
     for name, fn in sorted(globals().items())
