@@ -87,6 +87,27 @@ fn memory_as_large_as_the_footprint_has_no_major_fault() {
     assert_eq!(per, v.references);
 }
 
+/// The multiprogram generator under `[vm]`: one process per program, each
+/// touching its own pages from address 0 (64 B lines, 64 to a 4 KiB page);
+/// with room for every page, only first touches fault.
+#[test]
+fn multiprogram_by_address_is_one_address_space_per_program() {
+    let toml = "[workload]\ntype = \"multiprogram\"\npreset = \"s3\"\nscale = 0.001\n\
+                [[tier]]\ntech = \"DRAM-DDR3\"\ncapacity = \"100%\"\n[vm]\n";
+    let r = Runner::run(&Config::from_toml_str(toml).unwrap()).unwrap();
+    let v = r.vm.unwrap();
+    let pids: Vec<u32> = r.processes.iter().map(|p| p.pid).collect();
+    assert_eq!(pids, (1..=8).collect::<Vec<u32>>());
+    // S3's resident sizes x 0.001 in 4 KiB pages, each rounded.
+    let pages: u64 = [873u64, 1600, 679, 501, 623, 123, 409, 828]
+        .iter()
+        .map(|m| ((m * 256) as f64 * 0.001).round() as u64)
+        .sum();
+    assert_eq!(v.pages_touched, pages);
+    assert_eq!(v.references, 4 * 64 * pages);
+    assert_eq!((v.major_faults, v.minor_faults), (0, pages));
+}
+
 /// The page-level misses equal the tier engine's CLOCK on the page-number
 /// stream (the lackey reader keyed by 4 KiB page, sizes ignored, frames as
 /// the capacity): the fault sequence is CLOCK's miss sequence.
