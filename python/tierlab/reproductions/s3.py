@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from tierlab.models import memorage_lifetime
+from tierlab.models import memorage_lending, memorage_lifetime
 from tierlab.reproduce import Context, Figure, Outcome, System
 
 if TYPE_CHECKING:
@@ -33,6 +33,9 @@ MINOR_NS, MAJOR_NS = 21_600.0, 58_600.0
 CM_GB, CS_GB = 8.0, (240.0, 480.0)
 EM, ES = 1e6, 1e5
 GAMMA, BETA = 10.0, 720.0
+#: S3 4.4 (Figure 11's example): the PSD's own write rate, GB/day; a loan
+#: period of one day; the experiment's loan: 2 GB over 4.4 GB of memory.
+BS_GB_DAY, TAU_DAYS, H_LOAN = 12.0, 1.0, 2.0 / 4.4
 SECONDS_PER_YEAR = 365.25 * 86400
 #: A reference's bytes (the generator's line).
 LINE = 64
@@ -132,6 +135,28 @@ def lifetimes(r: pd.Series, runtime_s: float) -> dict[str, float]:
         "Ls_years": ls,
         "Lnew_years": lm * gain,
         "eq1_gain": gain,
+    }
+
+
+def lending(bm_bytes_s: float) -> dict[str, float]:
+    """Eq. 2 for the experiment's loan (h = 2/4.4, a day at a time) with the
+    memory written at ``bm_bytes_s`` and the PSD at S3's 12 GB/day of file
+    writes: memory and PSD lifetimes in years before and after lending."""
+    bs = BS_GB_DAY * 1e9 / 86400
+    beta = bm_bytes_s / bs
+    eq2 = memorage_lending(
+        h=H_LOAN, tau_days=TAU_DAYS, cm_gb=CM_GB, bs_gb_per_day=BS_GB_DAY, beta=beta
+    )
+    lm = EM * CM_GB * 1e9 / bm_bytes_s / SECONDS_PER_YEAR
+    ls = ES * CS_GB[1] * 1e9 / bs / SECONDS_PER_YEAR
+    return {
+        "beta": beta,
+        "Lm_years": lm,
+        "Ls_years": ls,
+        "Lm_lending_years": lm * eq2["memory_gain"],
+        "Ls_lending_years": ls / eq2["storage_degradation"],
+        "memory_gain": eq2["memory_gain"],
+        "storage_degradation": eq2["storage_degradation"],
     }
 
 
@@ -296,6 +321,23 @@ def run(ctx: Context) -> Outcome:
             "years",
         ),
     ]
+    lend = lending(life_m["Bm_MB_s"] * 1e6)
+    figures += [
+        Figure(
+            "memory_lifetime_years_eq2",
+            "eq. 2: memory lifetime lending 2 of 4.4 GB a day at a time (Memorage's write rate)",
+            None,
+            lend["Lm_lending_years"],
+            "years",
+        ),
+        Figure(
+            "psd_lifetime_years_eq2",
+            "eq. 2: the 480 GB PSD's lifetime under that lending (files at 12 GB/day)",
+            None,
+            lend["Ls_lending_years"],
+            "years",
+        ),
+    ]
     per_program = rel.round(3).reset_index()
     fault_tab = faults.reset_index()
     life = pd.DataFrame([{"run": BASE, **life_b}, {"run": MEMORAGE, **life_m}]).round(4)
@@ -321,7 +363,13 @@ def run(ctx: Context) -> Outcome:
             "(swap-outs) per simulated second of the slowest program, and the lifetimes they "
             "give at S3's endurances (memory 1e6, PSD 1e5) for 8 GB of memory and a 480 GB "
             "PSD. Memorage writes nothing to the PSD here (the programs do no file I/O).",
-            tables=[("Lifetimes", life)],
+            tables=[
+                ("Lifetimes", life),
+                (
+                    "Eq. 2: lending 2 of 4.4 GB a day at a time, PSD files at 12 GB/day",
+                    pd.DataFrame([lend]).round(4),
+                ),
+            ],
         ),
     ]
     notes = (
