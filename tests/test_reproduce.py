@@ -282,3 +282,17 @@ def test_s1_experiments_scale_sizes_and_bonnie_warmup(tmp_path: Path) -> None:
     assert experiment(Context(tmp_path, 0.01), "s1-bonnie")["base"]["run"]["warmup"] == -(
         -round(2**30 * 0.01) // 4096
     )
+
+
+def test_s3_lifetimes_follow_the_papers_example() -> None:
+    # S3 4.4: 8 GB of PRAM memory at Em 1e6 written at 100 MB/s lasts "only
+    # 2.5 years"; a 480 GB PSD at Es 1e5 written at 12 GB/day "over 10,000".
+    from tierlab.reproductions.s3 import lending
+
+    d = lending(100e6)
+    assert d["Lm_years"] == pytest.approx(2.535, abs=0.005)
+    assert 10_000 < d["Ls_years"] < 11_000
+    assert d["memory_gain"] == pytest.approx(1 / (1 - 2 / 4.4))
+    assert d["Lm_lending_years"] == pytest.approx(d["Lm_years"] * d["memory_gain"])
+    # beta = 100 MB/s over 12 GB/day = 720: S3's own beta.
+    assert d["beta"] == pytest.approx(720, rel=1e-3)
