@@ -13,6 +13,14 @@
 //! cold pages). An access is a write with probability `write_ratio`.
 //! Programs take turns, `quantum` accesses each.
 //!
+//! By byte address (what a `[vm]` run reads, [`MultiprogramSpec::by_address`]):
+//! the same patterns move in `line`s (64 B: a last-level-cache line, the
+//! unit a memory-bound program's references reach memory in), each
+//! reference is one line, `pid` is the program's index + 1 and `key` the
+//! line's byte address in the program's own address space; a sweep then
+//! touches each 4 KiB page 64 times in a row, and `strided` is a
+//! column-order sweep of a row-major array whose rows are `stride` pages.
+//!
 //! Left out: CPU caches (these are the accesses that reach memory), program
 //! phases, memory growth and release, and the real programs' address
 //! streams: S3 gives only the resident sizes; the pattern mixes of the
