@@ -119,6 +119,46 @@ def test_run_trace_replaces_the_workload(
     assert "oracleGeneral" in s["workload"]
 
 
+def test_run_set_overrides_a_key_for_one_run(
+    cli: Callable[..., Ran], write_config: Callable[..., Path], make_oracle
+) -> None:
+    # LRU over a loop of 5 keys: 4 objects of room always miss, 5 keep them.
+    trace = make_oracle("loop.bin", [1, 2, 3, 4, 5] * 20)
+    cfg = write_config('[[tier]]\ntech = "DRAM-DDR3"\ncapacity = 4\n', "c.toml")
+    before = cfg.read_text()
+
+    def misses(*sets: str) -> int:
+        args = [a for s in sets for a in ("--set", s)]
+        r = ok(cli("run", cfg, "--trace", trace, "--unit-size", *args, "--json"))
+        return int(json.loads(r.out)["misses"])
+
+    assert misses() == 100
+    assert misses("tier[0].capacity=5") == 5
+    # A TOML string value, and a table created on the way.
+    assert misses('tier[0].policy="fifo"', "tier[0].capacity=5") == 5
+    assert cfg.read_text() == before  # the file is not touched
+
+
+@pytest.mark.parametrize(
+    ("arg", "message"),
+    [
+        ("tier0", "--set 'tier0': expected KEY=VALUE"),
+        ("tier[3].capacity=5", "--set tier[3].capacity: tier[3]: the base config has 1 entry"),
+        ("tier..x=1", "--set tier..x: 'tier..x': empty segment"),
+        ("tier[0].capacity=-3", "tier[0].capacity: -3 is negative"),
+        ("tier[0].nonsense=1", "tier[0]"),
+    ],
+)
+def test_run_set_bad_input(
+    cli: Callable[..., Ran], write_config: Callable[..., Path], arg: str, message: str
+) -> None:
+    cfg = write_config('[[tier]]\ntech = "DRAM-DDR3"\ncapacity = 4\n', "c.toml")
+    r = cli("run", cfg, "--set", arg)
+    assert r.code == 2, r
+    assert message in r.err
+    assert "Traceback" not in r.err
+
+
 def test_run_relative_trace_path_in_config(
     tierlab_cmd: Callable[..., Ran], trace_config: Path
 ) -> None:

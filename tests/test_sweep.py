@@ -22,7 +22,8 @@ import pytest
 import tierlab
 from conftest import Ran, interruptible, tierlab_argv
 from test_bad_input import assert_bad
-from tierlab.experiment import load_experiment, parse_path
+from tierlab.config import parse_path
+from tierlab.experiment import load_experiment
 from tierlab.store import load_experiment_meta, load_timelines
 
 BASE = """\

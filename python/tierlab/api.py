@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tierlab import _core
-from tierlab.config import ConfigLike, load_config, to_json, with_trace
+from tierlab.config import ConfigLike, load_config, set_path, to_json, with_trace
 from tierlab.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -39,6 +39,7 @@ def simulate(
     unit_size: bool | None = None,
     skip_bad: bool | None = None,
     progress: Progress | None = None,
+    overrides: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Runs a hierarchy config over its workload or a trace file.
 
@@ -57,6 +58,10 @@ def simulate(
         (``summary["skipped_records"]``), instead of stopping at the first.
     progress
         Called as ``progress(done, total)`` between chunks of a million requests.
+    overrides
+        Config key paths to set before the run, as ``tierlab run --set`` does:
+        ``{"vm.page_size": "8KiB", "tier[0].capacity": 4096}``. Tables on
+        the way are created; a list index must exist in the config.
 
     The engine releases the GIL while it runs and stops on Ctrl-C
     (``KeyboardInterrupt``).
@@ -72,7 +77,13 @@ def simulate(
     from tierlab._result import RunResult
 
     out = simulate_raw(
-        config, trace, format=format, unit_size=unit_size, skip_bad=skip_bad, progress=progress
+        config,
+        trace,
+        format=format,
+        unit_size=unit_size,
+        skip_bad=skip_bad,
+        progress=progress,
+        overrides=overrides,
     )
     return RunResult(summary=out["summary"], timeline_data=out["timeline"])
 
@@ -85,6 +96,7 @@ def simulate_raw(
     unit_size: bool | None = None,
     skip_bad: bool | None = None,
     progress: Progress | None = None,
+    overrides: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """:func:`simulate` as the engine's JSON object, ``summary`` and
     ``timeline``, without a RunResult: ``tierlab run --json`` prints the
@@ -94,6 +106,8 @@ def simulate_raw(
         cfg = with_trace(cfg, trace, format, unit_size, skip_bad)
     else:
         _override(cfg, unit_size=unit_size, skip_bad=skip_bad)
+    for key, value in (overrides or {}).items():
+        set_path(cfg, key, value, f"--set {key}")
     return dict(json.loads(_core.simulate(to_json(cfg), progress)))
 
 
@@ -132,6 +146,7 @@ def trace_stats(
     *,
     skip_bad: bool | None = None,
     progress: Progress | None = None,
+    overrides: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Requests, unique keys, footprint and read/write mix of a trace file or
     of a config's workload."""
@@ -183,6 +198,7 @@ def trace_convert(
     to: str | None = None,
     skip_bad: bool | None = None,
     progress: Progress | None = None,
+    overrides: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Writes a trace file or a config's workload as oracleGeneral (with
     next-access times; no operation field), as CSV (``time,key,size,op``

@@ -10,6 +10,7 @@ import copy
 import json
 import math
 import os
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -137,3 +138,70 @@ def _non_finite(v: object, key: str) -> tuple[str, float]:
         if found[0]:
             return found
     return "", 0.0
+
+
+_SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*|\[[0-9]+\])")
+
+
+def parse_path(path: str) -> list[str | int]:
+    """Splits a key path into names and list indexes.
+
+    >>> parse_path("tier[1].policy.type")
+    ['tier', 1, 'policy', 'type']
+    """
+    out: list[str | int] = []
+    for part in path.split("."):
+        if not part:
+            raise ValueError(f"{path!r}: empty segment")
+        pos = 0
+        while pos < len(part):
+            m = _SEGMENT.match(part, pos)
+            if m is None or (m.group(0).startswith("[") and pos == 0):
+                raise ValueError(f"{path!r}: cannot read {part[pos:]!r}")
+            tok = m.group(0)
+            out.append(int(tok[1:-1]) if tok.startswith("[") else tok)
+            pos = m.end()
+    return out
+
+
+def set_path(cfg: dict[str, Any], path: str, value: Any, where: str) -> None:
+    """Sets ``path`` in ``cfg``; tables on the way are created, lists must
+    already hold the index (a config's ``[[tier]]`` list is not grown)."""
+    try:
+        segs = parse_path(path)
+    except ValueError as e:
+        raise ConfigError(
+            f"{where}: {e}; expected a key path such as tier[0].capacity or workload.alpha"
+        ) from None
+    node: Any = cfg
+    walked = ""
+    for i, seg in enumerate(segs):
+        last = i == len(segs) - 1
+        if isinstance(seg, int):
+            if not isinstance(node, list):
+                raise ConfigError(f"{where}: {walked} is not a list in the base config")
+            if seg >= len(node):
+                raise ConfigError(
+                    f"{where}: {walked}[{seg}]: the base config has {len(node)} "
+                    f"entr{'y' if len(node) == 1 else 'ies'} in {walked}"
+                )
+            walked += f"[{seg}]"
+            if last:
+                node[seg] = copy.deepcopy(value)
+            else:
+                node = node[seg]
+            continue
+        if not isinstance(node, dict):
+            raise ConfigError(
+                f"{where}: {walked} is {json.dumps(node)} in the base config, not a table"
+            )
+        walked = f"{walked}.{seg}" if walked else seg
+        if last:
+            node[seg] = copy.deepcopy(value)
+        else:
+            nxt = segs[i + 1]
+            if seg not in node:
+                if isinstance(nxt, int):
+                    raise ConfigError(f"{where}: {walked}: not in the base config")
+                node[seg] = {}
+            node = node[seg]

@@ -26,7 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from tierlab import _core
-from tierlab.config import Config, ConfigLike, load_config, read_toml, to_json
+from tierlab.config import (
+    Config,
+    ConfigLike,
+    load_config,
+    read_toml,
+    set_path,
+    to_json,
+)
 from tierlab.errors import ConfigError
 
 EXPERIMENT_KEYS = {
@@ -256,73 +263,6 @@ def _base(raw: dict[str, Any], exp: dict[str, Any], folder: Path | None) -> Conf
 # --------------------------------------------------------------------------
 # key paths: tier[0].capacity, workload.alpha, techs.MY-TECH.read_ns
 # --------------------------------------------------------------------------
-
-_SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*|\[[0-9]+\])")
-
-
-def parse_path(path: str) -> list[str | int]:
-    """Splits a key path into names and list indexes.
-
-    >>> parse_path("tier[1].policy.type")
-    ['tier', 1, 'policy', 'type']
-    """
-    out: list[str | int] = []
-    for part in path.split("."):
-        if not part:
-            raise ValueError(f"{path!r}: empty segment")
-        pos = 0
-        while pos < len(part):
-            m = _SEGMENT.match(part, pos)
-            if m is None or (m.group(0).startswith("[") and pos == 0):
-                raise ValueError(f"{path!r}: cannot read {part[pos:]!r}")
-            tok = m.group(0)
-            out.append(int(tok[1:-1]) if tok.startswith("[") else tok)
-            pos = m.end()
-    return out
-
-
-def set_path(cfg: dict[str, Any], path: str, value: Any, where: str) -> None:
-    """Sets ``path`` in ``cfg``; tables on the way are created, lists must
-    already hold the index (a config's ``[[tier]]`` list is not grown)."""
-    try:
-        segs = parse_path(path)
-    except ValueError as e:
-        raise ConfigError(
-            f"{where}: {e}; expected a key path such as tier[0].capacity or workload.alpha"
-        ) from None
-    node: Any = cfg
-    walked = ""
-    for i, seg in enumerate(segs):
-        last = i == len(segs) - 1
-        if isinstance(seg, int):
-            if not isinstance(node, list):
-                raise ConfigError(f"{where}: {walked} is not a list in the base config")
-            if seg >= len(node):
-                raise ConfigError(
-                    f"{where}: {walked}[{seg}]: the base config has {len(node)} "
-                    f"entr{'y' if len(node) == 1 else 'ies'} in {walked}"
-                )
-            walked += f"[{seg}]"
-            if last:
-                node[seg] = copy.deepcopy(value)
-            else:
-                node = node[seg]
-            continue
-        if not isinstance(node, dict):
-            raise ConfigError(
-                f"{where}: {walked} is {json.dumps(node)} in the base config, not a table"
-            )
-        walked = f"{walked}.{seg}" if walked else seg
-        if last:
-            node[seg] = copy.deepcopy(value)
-        else:
-            nxt = segs[i + 1]
-            if seg not in node:
-                if isinstance(nxt, int):
-                    raise ConfigError(f"{where}: {walked}: not in the base config")
-                node[seg] = {}
-            node = node[seg]
-
 
 # --------------------------------------------------------------------------
 # axes

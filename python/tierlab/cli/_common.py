@@ -233,3 +233,20 @@ def hint(msg: str) -> str | None:
     if msg.startswith("workload: missing"):
         return "tierlab run CONFIG --trace FILE"
     return None
+
+
+def overrides(pairs: list[str]) -> dict[str, object]:
+    """`--set KEY=VALUE` pairs as key paths and values: a value is read as
+    TOML (8, 0.5, "4KiB", [1, 2], true), a bare word as a string."""
+    import tomllib
+
+    out: dict[str, object] = {}
+    for pair in pairs:
+        key, eq, text = pair.partition("=")
+        if not eq or not key.strip():
+            raise BadArg(f"--set {pair!r}: expected KEY=VALUE, e.g. workload.scale=0.1")
+        try:
+            out[key.strip()] = tomllib.loads(f"v = {text}")["v"]
+        except tomllib.TOMLDecodeError:
+            out[key.strip()] = text  # a bare word: a string
+    return out

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import argparse
 
-from tierlab.cli._common import Files, add_trace_opts, config_trace, note_skipped, progress, warn
+from tierlab.cli._common import (
+    BadArg,
+    Files,
+    add_trace_opts,
+    config_trace,
+    err,
+    note_skipped,
+    overrides,
+    progress,
+    warn,
+)
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -22,6 +32,14 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         default=None,
         help="count every object as size 1; capacities count objects",
+    )
+    run.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help='set a config key path, e.g. vm.page_size="8KiB" or tier[0].capacity=4096 '
+        "(TOML value; repeatable)",
     )
     run.add_argument("--json", action="store_true", help="print the result as one JSON object")
     run.add_argument("--timeline", metavar="CSV", help="also write the interval timeline as CSV")
@@ -43,6 +61,10 @@ def handle(a: argparse.Namespace) -> int:
     # skips dataclasses' import, and prints what RunResult.to_json would.
     from tierlab.api import simulate_raw, summary_json
 
+    try:
+        sets = overrides(a.set)
+    except BadArg as e:
+        return err(str(e))
     with progress(not a.no_progress and not a.json, "simulating") as cb:
         out = simulate_raw(
             a.config,
@@ -51,6 +73,7 @@ def handle(a: argparse.Namespace) -> int:
             unit_size=a.unit_size,
             skip_bad=a.skip_bad,
             progress=cb,
+            overrides=sets,
         )
     summary = out["summary"]
     note_skipped(summary["skipped_records"])

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from tierlab.cli._common import BadArg, Files, err, sweep_progress
+from tierlab.cli._common import BadArg, Files, err, overrides, sweep_progress
 
 if TYPE_CHECKING:
     from tierlab.experiment import Axis, Experiment
@@ -44,21 +44,6 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="list the axes and count the points (and those already in the store); run nothing",
     )
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
-
-
-def overrides(pairs: list[str]) -> dict[str, object]:
-    import tomllib
-
-    out: dict[str, object] = {}
-    for pair in pairs:
-        key, eq, text = pair.partition("=")
-        if not eq or not key.strip():
-            raise BadArg(f"--set {pair!r}: expected KEY=VALUE, e.g. workload.scale=0.1")
-        try:
-            out[key.strip()] = tomllib.loads(f"v = {text}")["v"]
-        except tomllib.TOMLDecodeError:
-            out[key.strip()] = text  # a bare word: a string
-    return out
 
 
 def files(a: argparse.Namespace) -> Files:
