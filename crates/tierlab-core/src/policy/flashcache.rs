@@ -203,7 +203,7 @@ pub struct FlashCache {
     target: u64,
     /// Slots of erased blocks still to be handed to the tier, last first.
     pending: Vec<u32>,
-    stats: BlockWear,
+    pub(crate) stats: BlockWear,
 }
 
 impl PolicyBuild for FlashCache {

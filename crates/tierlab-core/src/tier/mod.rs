@@ -378,6 +378,16 @@ impl Tier {
         }
     }
 
+    /// Erase-block erases a flashcache tier's policy has counted so far
+    /// (None for other policies): cheap, for the time model's erase
+    /// operations.
+    pub fn flash_erases(&self) -> Option<u64> {
+        match &self.policy {
+            AnyPolicy::FlashCache(p) => Some(p.stats.erases),
+            _ => None,
+        }
+    }
+
     /// After the last insertion, if it evicted: the slot the policy expected
     /// to evict next. A hint for prefetching; it may be stale by now.
     #[inline(always)]

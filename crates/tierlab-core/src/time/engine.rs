@@ -66,6 +66,10 @@ pub struct DeviceModel {
     /// Stack time per insertion (a write into a tier) and per byte of it.
     pub insert_ns: f64,
     pub insert_per_byte_ns: f64,
+    /// A tier of a medium that erases: the time of one erase-block erase
+    /// (the catalog's `erase_ns`, whole ns) and the bytes one erase clears
+    /// (`erase_block_bytes`; a flashcache tier counts its own erases).
+    pub erase: Option<(u64, Option<u64>)>,
 }
 
 /// Software-stack costs charged per request (system call, lookup).
@@ -96,6 +100,25 @@ struct Lazy {
     used: u64,
     /// Requests blocked on a full buffer: (job, bytes, op service).
     blocked: VecDeque<(u32, u32, u64)>,
+}
+
+/// A tier whose erases take device time: its erases seen so far.
+#[derive(Clone, Debug)]
+struct Erasing {
+    dev: usize,
+    ns: u64,
+    block_bytes: Option<u64>,
+    seen: u64,
+}
+
+/// The erases tier `e.dev` has made so far, as the wear model counts them
+/// (device/wear.rs): a flashcache policy's own count, else the bytes
+/// programmed into it over the erase block.
+#[inline]
+fn erases_of(h: &Hierarchy, e: &Erasing) -> u64 {
+    let t = &h.tiers[e.dev];
+    t.flash_erases()
+        .unwrap_or_else(|| e.block_bytes.map_or(0, |b| t.c.bytes_in / b))
 }
 
 /// One stage of a job: `service` ns at station `station` in queue class `class`.
@@ -199,6 +222,11 @@ pub struct Engine {
     link_ns_per_byte: f64,
     pub stations: Vec<Station>,
     devs: Vec<Dev>,
+    /// Tiers whose erases are device operations (none: no cost).
+    erasing: Vec<Erasing>,
+    /// Erases a request caused: (stage index or `usize::MAX` for
+    /// background, station, class, service), a reused buffer.
+    erase_stages: Vec<(usize, u16, u8, u64)>,
     stack: StackModel,
     rng: Rng,
     pub now: u64,
@@ -275,7 +303,16 @@ impl Engine {
         };
         let link_station = (m.link_ns_per_byte > 0.0).then(|| add_as("link".into(), 1, true));
         let mut devs = Vec::new();
-        for d in &m.devices {
+        let mut erasing = Vec::new();
+        for (i, d) in m.devices.iter().enumerate() {
+            if let Some((ns, block_bytes)) = d.erase {
+                erasing.push(Erasing {
+                    dev: i,
+                    ns,
+                    block_bytes,
+                    seen: 0,
+                });
+            }
             let fcfs = !d.reads_first && d.lazy.is_none();
             let read = add_as(d.name.clone(), d.channels, fcfs);
             let write = if d.read_while_write {
@@ -321,6 +358,8 @@ impl Engine {
             link_ns_per_byte: m.link_ns_per_byte,
             stations,
             devs,
+            erasing,
+            erase_stages: Vec::new(),
             stack: m.stack,
             rng: Rng::new(m.seed ^ 0x7469_6d65),
             now: 0,
@@ -584,6 +623,9 @@ impl Engine {
                 // The cold state stays; every figure starts over.
                 h.reset_counters();
                 self.start_counting();
+                for e in &mut self.erasing {
+                    e.seen = erases_of(h, e);
+                }
             }
         }
         h.clock_ns = self.now as f64;
@@ -670,6 +712,9 @@ impl Engine {
         if self.cpu_station.is_some() {
             self.jobs[j as usize].stages[cpu_at].service = cpu_service + stack;
         }
+        if !self.erasing.is_empty() {
+            self.erases(h, j, cpu_at + usize::from(self.cpu_station.is_some()));
+        }
         if !self.background_ops.is_empty() {
             let ops = std::mem::take(&mut self.background_ops);
             for &(station, service, bytes, copy) in &ops {
@@ -698,6 +743,61 @@ impl Engine {
         } else {
             self.enter(h, j);
         }
+    }
+
+    /// The erases request `j`'s access made on erasing tiers, as device
+    /// operations of the erase time each on the tier's write station: on
+    /// the request's path just before its first write to the tier (a block
+    /// is erased before it is programmed), else, when its writes there are
+    /// background or lazy, as background work (class 2 on a lazy device:
+    /// with the write-backs it makes room for). Its ops start at stage
+    /// `base`.
+    fn erases(&mut self, h: &Hierarchy, j: u32, base: usize) {
+        let mut found = std::mem::take(&mut self.erase_stages);
+        for e in &mut self.erasing {
+            let count = erases_of(h, e);
+            let n = count.saturating_sub(e.seen);
+            e.seen = count;
+            if n == 0 {
+                continue;
+            }
+            let d = &self.devs[e.dev];
+            let mut at = base;
+            let mut pos = usize::MAX;
+            if d.lazy.is_none() {
+                for op in h.ops.ops() {
+                    if op.background {
+                        continue;
+                    }
+                    if op.dev as usize == e.dev && op.kind != OpKind::Read {
+                        pos = at;
+                        break;
+                    }
+                    at += 1;
+                }
+            }
+            let class = if d.lazy.is_some() { 2 } else { 1 };
+            found.push((pos, d.write, class, n * e.ns));
+        }
+        // Later positions first, so that each insertion leaves the earlier
+        // ones in place.
+        found.sort_unstable_by_key(|b| std::cmp::Reverse(b.0));
+        for &(pos, station, class, service) in &found {
+            if pos == usize::MAX {
+                self.spawn_background(station, class, service, 0, None);
+            } else {
+                let stage = Stage {
+                    station,
+                    class,
+                    lazy: false,
+                    bytes: 0,
+                    service,
+                };
+                self.jobs[j as usize].stages.insert(pos, stage);
+            }
+        }
+        found.clear();
+        self.erase_stages = found;
     }
 
     fn spawn_background(

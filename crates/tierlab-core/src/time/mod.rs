@@ -220,14 +220,16 @@ pub fn model(cfg: &Config, seed: u64) -> Result<Model, ConfigError> {
     let mut devices = Vec::with_capacity(cfg.tiers.len() + 1);
     for (i, t) in cfg.tiers.iter().enumerate() {
         let d = t.device();
-        let _tech = cat
+        let tech = cat
             .get(&t.tech)
             .map_err(|e| ConfigError::at(format!("tier[{i}].tech"), e.to_string()))?;
-        devices.push(device_model(
-            cfg.tier_name(i),
-            &d,
-            crate::cost::whole(t.overhead.0),
-        ));
+        let mut m = device_model(cfg.tier_name(i), &d, crate::cost::whole(t.overhead.0));
+        // A medium that erases: each erase the wear model counts is an
+        // operation of `erase_ns` on the tier (engine.rs).
+        m.erase = tech
+            .erase_ns
+            .map(|ns| (crate::cost::whole_u64(ns), tech.erase_block_bytes));
+        devices.push(m);
     }
     let b = cfg.backing.device();
     devices.push(device_model(
@@ -308,5 +310,6 @@ fn device_model(name: String, d: &config::DeviceKeys, overhead: f64) -> DeviceMo
         per_byte_ns: 0.0,
         insert_ns: 0.0,
         insert_per_byte_ns: 0.0,
+        erase: None,
     }
 }
