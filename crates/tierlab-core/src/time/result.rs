@@ -68,7 +68,8 @@ pub struct TimeResult {
     /// Requests issued before counting started.
     pub warmup_requests: u64,
     pub warmup_ns: f64,
-    /// Background device operations (flushes, lazy write-backs).
+    /// Background device operations (flushes, lazy write-backs, erases
+    /// off a request's path).
     pub background_ops: u64,
     /// Requests that found a lazy write-back buffer full.
     pub blocked_writes: u64,
