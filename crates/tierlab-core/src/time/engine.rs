@@ -753,6 +753,10 @@ impl Engine {
     /// with the write-backs it makes room for). Its ops start at stage
     /// `base`.
     fn erases(&mut self, h: &Hierarchy, j: u32, base: usize) {
+        // Most requests erase nothing: leave before any bookkeeping.
+        if self.erasing.iter().all(|e| erases_of(h, e) == e.seen) {
+            return;
+        }
         let mut found = std::mem::take(&mut self.erase_stages);
         for e in &mut self.erasing {
             let count = erases_of(h, e);
