@@ -68,6 +68,12 @@ impl AccessCost {
         }
     }
 
+    /// The unit every transfer is rounded up to (bytes): an access of 1 to
+    /// this many bytes costs the same as one of 1 byte.
+    pub fn transfer_unit(&self) -> u64 {
+        self.unit
+    }
+
     /// The medium's access unit in bytes (a flash page).
     pub fn page(&self) -> u32 {
         self.page

@@ -97,28 +97,47 @@ impl TraceSource for MemtraceReader {
                 msg: format!("truncated record: records are {RECORD} bytes"),
             });
         }
-        for (i, rec) in self.buf[..whole].chunks_exact(RECORD).enumerate() {
-            let op = match rec[14] {
-                0 | 2 => Op::Read,
-                1 => Op::Write,
-                other => {
-                    return Err(TraceError::BadRecord {
-                        path: self.path.clone(),
-                        offset: self.offset + (i * RECORD) as u64 + 14,
-                        msg: format!("op {other} is not 0 (read), 1 (write) or 2 (fetch)"),
-                    })
-                }
-            };
-            out.push(Request {
-                time: self.count,
-                key: u64::from_le_bytes(rec[0..8].try_into().expect("8 bytes")),
-                pid: u32::from_le_bytes(rec[8..12].try_into().expect("4 bytes")),
-                size: u16::from_le_bytes([rec[12], rec[13]]) as u32,
-                op,
-                next_access: -1,
+        // One pass that writes straight into `out` (an exact-size iterator:
+        // no capacity check per record); an op outside 0..=2 is remembered
+        // and reported after it, at the first such record.
+        let mut bad: Option<usize> = None;
+        let start = self.count;
+        out.extend(
+            self.buf[..whole]
+                .chunks_exact(RECORD)
+                .enumerate()
+                .map(|(i, rec)| {
+                    let op = match rec[14] {
+                        0 | 2 => Op::Read,
+                        1 => Op::Write,
+                        _ => {
+                            bad.get_or_insert(i);
+                            Op::Read
+                        }
+                    };
+                    Request {
+                        time: start + i as u64,
+                        key: u64::from_le_bytes(rec[0..8].try_into().expect("8 bytes")),
+                        pid: u32::from_le_bytes(rec[8..12].try_into().expect("4 bytes")),
+                        size: u16::from_le_bytes([rec[12], rec[13]]) as u32,
+                        op,
+                        next_access: -1,
+                    }
+                }),
+        );
+        if let Some(i) = bad {
+            out.clear();
+            let at = i * RECORD;
+            return Err(TraceError::BadRecord {
+                path: self.path.clone(),
+                offset: self.offset + at as u64 + 14,
+                msg: format!(
+                    "op {} is not 0 (read), 1 (write) or 2 (fetch)",
+                    self.buf[at + 14]
+                ),
             });
-            self.count += 1;
         }
+        self.count += out.len() as u64;
         // At most one partial record stays, moved to the front.
         self.buf.copy_within(whole..self.have, 0);
         self.have -= whole;

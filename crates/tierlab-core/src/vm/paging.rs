@@ -17,7 +17,7 @@
 use super::config::{FirstTouch, VmConfig};
 use crate::admission::AdmissionSpec;
 use crate::cost::AccessCost;
-use crate::hash::KeySet;
+use crate::hash::{KeyMap, KeySet};
 use crate::policy::BuildCtx;
 use crate::request::Request;
 use crate::tier::{Store, Tier, Victim};
@@ -29,6 +29,11 @@ pub const VPN_MASK: u64 = (1 << VPN_BITS) - 1;
 
 /// No page tag is this (process indexes stay far below 2^24).
 const NO_PAGE: u64 = u64::MAX;
+
+/// A page's state bits: brought into memory at least once.
+const TOUCHED: u8 = 1;
+/// The swap device holds a valid copy of the page.
+const ON_SWAP: u8 = 2;
 
 /// What a page reference cost the pager.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -49,10 +54,9 @@ pub struct Paging {
     read_ahead: u64,
     /// The page size: the size of the frames' entries (bytes in and out).
     page: u32,
-    /// Pages ever brought into memory.
-    touched: KeySet,
-    /// Pages with a valid copy on the swap device.
-    on_swap: KeySet,
+    /// The state bits ([`TOUCHED`], [`ON_SWAP`]) of every page ever brought
+    /// into memory: one map, so a fault costs one lookup for both.
+    state: KeyMap<u8>,
     /// Resident pages read ahead and not referenced since.
     unmapped: KeySet,
     /// Victims of the current reference (their translations are shot down).
@@ -86,8 +90,7 @@ impl Paging {
             first_touch: c.first_touch,
             read_ahead: c.read_ahead.max(1) as u64,
             page: c.page_bytes() as u32,
-            touched: KeySet::default(),
-            on_swap: KeySet::default(),
+            state: KeyMap::default(),
             unmapped: KeySet::default(),
             victims: Vec::new(),
             last: (NO_PAGE, 0),
@@ -106,14 +109,22 @@ impl Paging {
 
     /// Distinct pages referenced.
     pub fn pages_touched(&self) -> u64 {
-        self.touched.len() as u64
+        // Every page in the map was touched (ON_SWAP is only set on a
+        // victim, which was).
+        self.state.len() as u64
+    }
+
+    /// Whether the device holds a page of state `bits` when it is not
+    /// resident.
+    #[inline(always)]
+    fn on_device_bits(&self, bits: u8) -> bool {
+        bits & ON_SWAP != 0 || (self.first_touch == FirstTouch::Swap && bits & TOUCHED == 0)
     }
 
     /// Whether the device holds `key` when it is not resident.
     #[inline]
     fn on_device(&self, key: u64) -> bool {
-        self.on_swap.contains(&key)
-            || (self.first_touch == FirstTouch::Swap && !self.touched.contains(&key))
+        self.on_device_bits(self.state.get(&key).copied().unwrap_or(0))
     }
 
     /// The page the last reference hit, resident and mapped, while no page
@@ -179,7 +190,15 @@ impl Paging {
         self.tier.c.misses += 1;
         self.last.0 = NO_PAGE;
         let mut f = Fault::default();
-        if self.on_device(key) {
+        // The page's bits before this fault, and it is touched from now on
+        // (one lookup for both).
+        let bits = {
+            let e = self.state.entry(key).or_insert(0);
+            let b = *e;
+            *e = b | TOUCHED;
+            b
+        };
+        if self.on_device_bits(bits) {
             f.major = true;
             self.major_faults += 1;
             self.insert(&req, write, &mut f);
@@ -195,7 +214,6 @@ impl Paging {
             self.minor_faults += 1;
             self.insert(&req, write, &mut f);
         }
-        self.touched.insert(key);
         f
     }
 
@@ -221,7 +239,7 @@ impl Paging {
             };
             self.insert(&req, false, f);
             self.unmapped.insert(k);
-            self.touched.insert(k);
+            *self.state.entry(k).or_insert(0) |= TOUCHED;
             n += 1;
         }
         f.pages_read += n as u32;
@@ -247,7 +265,7 @@ impl Paging {
                 f.swap_outs += 1;
                 self.swap_outs += 1;
                 self.tier.c.writebacks += 1;
-                self.on_swap.insert(v.key);
+                *self.state.entry(v.key).or_insert(0) |= ON_SWAP;
             }
             if !self.unmapped.is_empty() && self.unmapped.remove(&v.key) {
                 self.read_ahead_unused += 1;

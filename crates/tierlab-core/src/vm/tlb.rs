@@ -123,6 +123,12 @@ impl Tlb {
         self.hits += 1;
     }
 
+    /// `n` repeats of [`Tlb::last`].
+    #[inline(always)]
+    pub fn repeat_n(&mut self, n: u64) {
+        self.hits += n;
+    }
+
     /// Looks `tag` up; a miss installs it over its set's LRU entry.
     /// Returns whether it hit.
     #[inline]
