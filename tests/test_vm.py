@@ -156,3 +156,20 @@ def test_memtrace_holds_what_vm_reads_of_the_lackey_text(
     r = cli("trace", "convert", oracle, tmp_path / "x.memtrace")
     assert r.code == 2, r.err
     assert "has no memory addresses" in r.err and "Traceback" not in r.err
+
+
+def test_run_prints_that_vm_runs_compute_no_energy(tmp_path: Path, cli: Callable[..., Ran]) -> None:
+    # Not "for want of a catalog figure": DRAM-DDR3 has read and write
+    # energies; the paging run tracks no device busy time yet.
+    t = lackey(tmp_path / "a.lackey", 2_000, 3)
+    cfg = tmp_path / "vm.toml"
+    cfg.write_text(
+        f'[workload]\ntype = "trace"\npath = "{t}"\nformat = "lackey"\n'
+        '[[tier]]\ntech = "DRAM-DDR3"\ncapacity = "50%"\n'
+        '[backing]\ntech = "PCM-SLC"\n[vm]\npage_size = "4KiB"\n'
+    )
+    r = cli("run", cfg)
+    assert r.code == 0, r
+    out = " ".join(r.out.split())
+    assert "paging runs ([vm]) compute no energy yet" in out
+    assert "want of a catalog figure" not in out

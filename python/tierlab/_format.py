@@ -176,7 +176,10 @@ def print_device(c: Console, s: dict[str, Any]) -> None:
     c.print(t)
     line = f"energy {joules(s.get('energy_j'))}, power {watts(s.get('power_w'))}"
     unknown = s.get("energy_unknown") or []
-    if unknown:
+    if s.get("vm") is not None:
+        # The paging run tracks no device busy time yet (docs/device.md).
+        line += "; paging runs (\\[vm]) compute no energy yet"
+    elif unknown:
         line += "; left out for want of a catalog figure: " + ", ".join(unknown)
     c.print(line)
 
