@@ -3,10 +3,12 @@
 //! minor and major faults, read-ahead, swap-outs to the `[backing]`
 //! device), each reference timed as T_addr + T_data. One file per part:
 //! `config` (`[vm]`), `tlb`, `walk`, `paging`, `result` (the `vm` object and
-//! `processes`), `run` (the loop over the trace).
+//! `processes`), `run` (the loop over the trace), `procs` (processes on hardware
+//! threads that block on major faults, `[vm.cpu]`).
 
 pub mod config;
 pub mod paging;
+pub mod procs;
 pub mod result;
 pub mod run;
 pub mod tlb;

@@ -57,4 +57,22 @@ pub struct ProcessResult {
     pub minor_faults: u64,
     pub major_faults: u64,
     pub tlb_misses: u64,
+    /// With `[vm.cpu]` (vm/procs.rs): `runtime_ns` is the wall clock from
+    /// the run's start to the end of the process's last reference, split
+    /// into CPU time in user mode (references, translation, memory
+    /// accesses, compute), CPU time in the kernel (fault handlers, the
+    /// faulting process's own swap-outs are device time) and time blocked on
+    /// the swap device (queue and service of major faults' reads and of
+    /// synchronous swap-outs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_ns: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system_ns: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocked_ns: Option<f64>,
+    /// references / major faults (references when there are none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub references_per_major_fault: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub references_per_minor_fault: Option<f64>,
 }

@@ -8,6 +8,7 @@
 
 use super::config::VmConfig;
 use super::paging::{Paging, VPN_BITS, VPN_MASK};
+use super::procs::Sched;
 use super::result::{ProcessResult, VmResult};
 use super::tlb::Tlb;
 use super::walk::{Walker, PTE_BYTES};
@@ -75,10 +76,12 @@ pub struct VmRun {
     batches: Batches,
     describe: String,
     c: Core,
+    /// `[vm.cpu]`: processes on hardware threads (vm/procs.rs).
+    sched: Option<Sched>,
 }
 
 /// Everything but the source: what each reference updates.
-struct Core {
+pub(super) struct Core {
     shift: u32,
     page: u64,
     tlb: Tlb,
@@ -117,6 +120,8 @@ struct Core {
     countdown: u64,
     mark: (u64, u64, f64),
     timeline: Timeline,
+    /// A `[vm.cpu]` run's wall clock (its last process's end).
+    makespan: Option<f64>,
 }
 
 /// Distinct pages a source touches at `shift` (a pre-pass, for a memory
@@ -175,6 +180,7 @@ impl VmRun {
         let batches = Batches::new(crate::source::open(&source)?, BATCH)
             .limit(cfg.run.max_requests.unwrap_or(u64::MAX));
         Ok(VmRun {
+            sched: vm.cpu.as_ref().map(Sched::new),
             describe: batches.describe(),
             batches,
             c: Core {
@@ -216,6 +222,7 @@ impl VmRun {
                 mark: (0, 0, 0.0),
                 timeline: Timeline::default(),
                 skipped: 0,
+                makespan: None,
             },
         })
     }
@@ -231,6 +238,23 @@ impl VmRun {
     /// Runs about `max` more requests (whole batches); true when the
     /// source is exhausted.
     pub fn step(&mut self, max: u64) -> Result<bool, Error> {
+        if let Some(s) = &mut self.sched {
+            let done = s.step(&mut self.batches, &mut self.c, max)?;
+            let c = &mut self.c;
+            if done && c.requests == 0 {
+                return Err(TraceError::Empty {
+                    path: self.describe.clone().into(),
+                }
+                .into());
+            }
+            if done {
+                if c.countdown != c.interval {
+                    c.record();
+                }
+                s.finish(c);
+            }
+            return Ok(done);
+        }
         let c = &mut self.c;
         let stop = c.requests.saturating_add(max);
         while c.requests < stop {
@@ -293,10 +317,43 @@ impl VmRun {
     }
 }
 
+/// A reference's time in parts (a `[vm.cpu]` run): CPU time in user mode
+/// and in the kernel, and the swap device's service for its reads and its
+/// swap-outs.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Cost {
+    pub pi: u32,
+    pub user_ns: f64,
+    pub system_ns: f64,
+    pub read_ns: f64,
+    pub write_ns: f64,
+}
+
 impl Core {
+    pub(super) fn sync_swap_out(&self) -> bool {
+        self.sync_swap_out
+    }
+
+    pub(super) fn procs_mut(&mut self) -> &mut [ProcessResult] {
+        &mut self.procs
+    }
+
+    pub(super) fn set_makespan(&mut self, t: f64) {
+        self.makespan = Some(t);
+    }
+
+    /// After a reference: a timeline row every `interval` references.
+    #[inline(always)]
+    pub(super) fn tick(&mut self) {
+        self.countdown -= 1;
+        if self.countdown == 0 {
+            self.record();
+        }
+    }
+
     /// The index of `pid`'s address space (and its results).
     #[inline(always)]
-    fn process(&mut self, pid: u32) -> u32 {
+    pub(super) fn process(&mut self, pid: u32) -> u32 {
         if self.last_pid.0 == pid {
             return self.last_pid.1;
         }
@@ -390,8 +447,19 @@ impl Core {
         n
     }
 
-    #[inline]
+    #[inline(always)]
     fn reference(&mut self, r: &Request) {
+        self.reference_cost::<false>(r);
+    }
+
+    /// One reference: the paging and translation state it changes and its
+    /// figures; with `TIMED` (a `[vm.cpu]` run, vm/procs.rs) also its time
+    /// split into CPU and device parts, which the scheduler adds to the
+    /// process instead of `runtime_ns` (without it the split is not
+    /// computed: the serial loop does no extra work).
+    #[inline(always)]
+    pub(super) fn reference_cost<const TIMED: bool>(&mut self, r: &Request) -> Cost {
+        let mut cost = Cost::default();
         self.requests += 1;
         let write = match r.op {
             Op::Read => {
@@ -404,7 +472,10 @@ impl Core {
             }
             Op::Delete => {
                 self.deletes += 1;
-                return;
+                if TIMED {
+                    cost.pi = self.process(r.pid);
+                }
+                return cost;
             }
         };
         self.bytes += r.size as u64;
@@ -441,13 +512,23 @@ impl Core {
             }
             let f = self.paging.access(tag, write);
             t_data += self.mem.access(part, write);
+            if TIMED {
+                cost.user_ns += self.mem.access(part, write);
+            }
             if f.minor {
                 minor += 1;
                 t_data += self.fault_minor_ns;
+                if TIMED {
+                    cost.system_ns += self.fault_minor_ns;
+                }
             }
             if f.major {
                 major += 1;
                 t_data += self.fault_major_ns + self.device_read(f.pages_read);
+                if TIMED {
+                    cost.system_ns += self.fault_major_ns;
+                    cost.read_ns += self.device_read(f.pages_read);
+                }
                 self.backing.reads += 1;
                 self.backing.bytes_read += f.pages_read as u64 * self.page;
             }
@@ -457,6 +538,9 @@ impl Core {
                 self.backing.bytes_written += n * self.page;
                 if self.sync_swap_out {
                     t_data += n as f64 * self.dev.write(self.page as u32);
+                }
+                if TIMED {
+                    cost.write_ns += n as f64 * self.dev.write(self.page as u32);
                 }
             }
             for &k in &self.paging.victims {
@@ -474,10 +558,16 @@ impl Core {
         self.v.t_data_ns += t_data;
         let p = &mut self.procs[pi as usize];
         p.references += 1;
-        p.runtime_ns += t_addr + t_data + self.compute_ns;
+        if TIMED {
+            cost.pi = pi;
+            cost.user_ns += t_addr + self.compute_ns;
+        } else {
+            p.runtime_ns += t_addr + t_data + self.compute_ns;
+        }
         p.minor_faults += minor;
         p.major_faults += major;
         p.tlb_misses += misses;
+        cost
     }
 
     #[cold]
@@ -526,7 +616,9 @@ impl Core {
         let lookups = self.reads + self.writes;
         let access = v.t_addr_ns + v.t_data_ns;
         let compute = self.compute_ns * self.requests as f64;
-        let total = access + compute;
+        // With [vm.cpu] the processes overlap: the run takes as long as its
+        // longest process (vm/procs.rs).
+        let total = self.makespan.unwrap_or(access + compute);
         let per_s = |x: f64| if total > 0.0 { x * 1e9 / total } else { 0.0 };
         let tier = self.paging.tier();
         let (tech, policy, capacity) = self.tier_meta.clone();

@@ -1,0 +1,202 @@
+//! Processes that run concurrently and block (`[vm.cpu]`): each process
+//! (pid) of a `[vm]` trace runs its references on a hardware thread of its
+//! own, one after another, each taking its CPU time (the reference's
+//! translation and memory access plus `[run] compute` in user mode, fault
+//! handlers in the kernel); a major fault blocks the process, not the
+//! thread's neighbours, for the swap device's queue and service (one
+//! first-come-first-served server, time/station.rs), so the others run
+//! meanwhile. Synchronous swap-outs block the same way; with
+//! `vm.sync_swap_out = false` they occupy the device without blocking.
+//!
+//! The references run in time order: the next is always that of the
+//! process whose clock is earliest, so the pages' state changes in the
+//! order the processes would touch them. This needs each process's next
+//! reference at hand: the trace is read ahead into per-process queues (at
+//! most `LOOKAHEAD` references; past that the earliest process with a
+//! queued reference runs, an approximation named in docs/memorage.md).
+//!
+//! Sharing a core: a thread runs at `vm.cpu.smt_speed` while another
+//! thread of its core holds a process that is running (not blocked, not
+//! finished), at full speed otherwise. Time-sharing a thread between
+//! processes is not modelled: more processes than hardware threads is
+//! refused.
+
+use super::run::Core;
+use crate::config::ConfigError;
+use crate::error::Error;
+use crate::request::Request;
+use crate::source::setup::Batches;
+use crate::time::station::Station;
+use std::collections::VecDeque;
+
+/// References read ahead of the earliest process at most.
+pub const LOOKAHEAD: usize = 1 << 20;
+
+pub(super) struct Sched {
+    threads: u32,
+    per_core: u32,
+    smt_speed: f64,
+    queues: Vec<VecDeque<Request>>,
+    buffered: usize,
+    trace_done: bool,
+    clock: Vec<f64>,
+    blocked_until: Vec<f64>,
+    user: Vec<f64>,
+    system: Vec<f64>,
+    blocked: Vec<f64>,
+    swap: Station,
+}
+
+impl Sched {
+    pub fn new(c: &super::config::CpuConfig) -> Self {
+        Sched {
+            threads: c.threads(),
+            per_core: c.threads_per_core,
+            smt_speed: c.smt_speed,
+            queues: Vec::new(),
+            buffered: 0,
+            trace_done: false,
+            clock: Vec::new(),
+            blocked_until: Vec::new(),
+            user: Vec::new(),
+            system: Vec::new(),
+            blocked: Vec::new(),
+            swap: Station::new("swap", 1).first_come_first_served(),
+        }
+    }
+
+    /// The wall clock at the end of the last reference of any process.
+    pub fn makespan(&self) -> f64 {
+        self.clock.iter().copied().fold(0.0, f64::max)
+    }
+
+    fn live(&self, i: usize) -> bool {
+        !self.queues[i].is_empty() || !self.trace_done
+    }
+
+    /// Whether another thread of `i`'s core runs a process at `t`.
+    fn sibling_busy(&self, i: usize, t: f64) -> bool {
+        let core = i as u32 / self.per_core;
+        (core * self.per_core..(core + 1) * self.per_core)
+            .map(|j| j as usize)
+            .filter(|&j| j != i && j < self.queues.len())
+            .any(|j| self.live(j) && self.blocked_until[j] <= t)
+    }
+
+    /// Reads batches until every process has a reference queued (or the
+    /// trace ends, or the look-ahead is full).
+    fn fill(&mut self, batches: &mut Batches, c: &mut Core) -> Result<(), Error> {
+        while !self.trace_done
+            && self.buffered < LOOKAHEAD
+            && (self.buffered == 0 || self.queues.iter().any(|q| q.is_empty()))
+        {
+            let Some(buf) = batches.next_batch()? else {
+                self.trace_done = true;
+                break;
+            };
+            for r in buf {
+                let i = c.process(r.pid) as usize;
+                if i >= self.queues.len() {
+                    if i as u32 >= self.threads {
+                        return Err(ConfigError::at(
+                            "vm.cpu",
+                            format!(
+                                "the trace has more processes (pid {} is number {}) than \
+                                 hardware threads (cores x threads_per_core = {}); sharing a \
+                                 thread between processes is not modelled",
+                                r.pid,
+                                i + 1,
+                                self.threads
+                            ),
+                        )
+                        .into());
+                    }
+                    self.queues.push(VecDeque::new());
+                    for v in [
+                        &mut self.clock,
+                        &mut self.blocked_until,
+                        &mut self.user,
+                        &mut self.system,
+                        &mut self.blocked,
+                    ] {
+                        v.push(0.0);
+                    }
+                }
+                self.queues[i].push_back(*r);
+                self.buffered += 1;
+            }
+            if batches.is_done() {
+                self.trace_done = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs about `max` more references; true when every process is done.
+    pub(super) fn step(
+        &mut self,
+        batches: &mut Batches,
+        c: &mut Core,
+        max: u64,
+    ) -> Result<bool, Error> {
+        let mut n = 0u64;
+        while n < max {
+            self.fill(batches, c)?;
+            let Some(i) = (0..self.queues.len())
+                .filter(|&i| !self.queues[i].is_empty())
+                .min_by(|&a, &b| self.clock[a].total_cmp(&self.clock[b]))
+            else {
+                return Ok(true);
+            };
+            let r = self.queues[i].pop_front().expect("not empty");
+            self.buffered -= 1;
+            n += 1;
+            let t0 = self.clock[i];
+            let speed = if self.smt_speed < 1.0 && self.sibling_busy(i, t0) {
+                self.smt_speed
+            } else {
+                1.0
+            };
+            let k = c.reference_cost::<true>(&r);
+            debug_assert_eq!(k.pi as usize, i);
+            let (user, system) = (k.user_ns / speed, k.system_ns / speed);
+            self.user[i] += user;
+            self.system[i] += system;
+            let mut t = t0 + user + system;
+            let sync = c.sync_swap_out();
+            let block = k.read_ns + if sync { k.write_ns } else { 0.0 };
+            if block > 0.0 {
+                let now = t.round() as u64;
+                let (end, _) = self.swap.start_fcfs(now, block.round() as u64);
+                self.blocked[i] += end as f64 - t;
+                t = end as f64;
+                self.blocked_until[i] = t;
+            }
+            if !sync && k.write_ns > 0.0 {
+                self.swap
+                    .start_fcfs(t.round() as u64, k.write_ns.round() as u64);
+            }
+            self.clock[i] = t;
+            c.tick();
+        }
+        self.fill(batches, c)?;
+        Ok(self.buffered == 0 && self.trace_done)
+    }
+
+    /// Writes the processes' times into their results.
+    pub(super) fn finish(&self, c: &mut Core) {
+        c.set_makespan(self.makespan());
+        for (i, p) in c.procs_mut().iter_mut().enumerate() {
+            if i >= self.clock.len() {
+                break;
+            }
+            p.runtime_ns = self.clock[i];
+            p.user_ns = Some(self.user[i]);
+            p.system_ns = Some(self.system[i]);
+            p.blocked_ns = Some(self.blocked[i]);
+            let refs = p.references as f64;
+            p.references_per_major_fault = Some(refs / p.major_faults.max(1) as f64);
+            p.references_per_minor_fault = Some(refs / p.minor_faults.max(1) as f64);
+        }
+    }
+}
