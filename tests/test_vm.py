@@ -41,6 +41,17 @@ def config(trace: Path, memory: Any = "25%", **vm: Any) -> dict[str, Any]:
     }
 
 
+def vm_toml(folder: Path, trace: Path, rest: str) -> Path:
+    """A config file over a lackey trace with one DRAM tier; ``rest``
+    continues the tier table (its capacity first) and adds the others."""
+    cfg = folder / "vm.toml"
+    cfg.write_text(
+        f'[workload]\ntype = "trace"\npath = {json.dumps(str(trace))}\nformat = "lackey"\n'
+        '[[tier]]\ntech = "DRAM-DDR3"\n' + rest
+    )
+    return cfg
+
+
 def test_vm_object_processes_and_store_columns(tmp_path: Path) -> None:
     t = lackey(tmp_path / "a.lackey", 20_000, 1, pids=(10, 11))
     r = tierlab.simulate(config(t, page_size=512, read_ahead=8))
@@ -119,11 +130,7 @@ def test_fault_sequence_is_libcachesim_clock_on_the_page_stream(tmp_path: Path) 
 
 def test_bad_vm_input_exits_2_with_the_key(tmp_path: Path, cli: Callable[..., Ran]) -> None:
     t = lackey(tmp_path / "c.lackey", 10, 3)
-    cfg = tmp_path / "vm.toml"
-    cfg.write_text(
-        f'[workload]\ntype = "trace"\npath = {json.dumps(str(t))}\nformat = "lackey"\n'
-        '[[tier]]\ntech = "DRAM-DDR3"\ncapacity = "1MiB"\n[vm]\ntlb = { entries = 4, ways = 8 }\n'
-    )
+    cfg = vm_toml(tmp_path, t, 'capacity = "1MiB"\n[vm]\ntlb = { entries = 4, ways = 8 }\n')
     r = cli("run", cfg)
     assert r.code == 2, r.err
     assert "vm.tlb.ways: 8 is out of range" in r.err and "Traceback" not in r.err
@@ -162,11 +169,8 @@ def test_run_prints_that_vm_runs_compute_no_energy(tmp_path: Path, cli: Callable
     # Not "for want of a catalog figure": DRAM-DDR3 has read and write
     # energies; the paging run tracks no device busy time yet.
     t = lackey(tmp_path / "a.lackey", 2_000, 3)
-    cfg = tmp_path / "vm.toml"
-    cfg.write_text(
-        f'[workload]\ntype = "trace"\npath = "{t}"\nformat = "lackey"\n'
-        '[[tier]]\ntech = "DRAM-DDR3"\ncapacity = "50%"\n'
-        '[backing]\ntech = "PCM-SLC"\n[vm]\npage_size = "4KiB"\n'
+    cfg = vm_toml(
+        tmp_path, t, 'capacity = "50%"\n[backing]\ntech = "PCM-SLC"\n[vm]\npage_size = "4KiB"\n'
     )
     r = cli("run", cfg)
     assert r.code == 0, r
