@@ -113,6 +113,15 @@ pub struct TierWear {
     pub tbw_tb: Option<f64>,
 }
 
+/// Erase-block erases `tier` has made so far: a flashcache policy's own
+/// count, else the bytes programmed into it over `erase_block` (None when
+/// the block is unknown). Cheap: the time model reads it after every
+/// request (time/engine.rs), and the wear figures are built on it.
+pub fn erases_so_far(tier: &Tier, erase_block: Option<u64>) -> Option<u64> {
+    tier.flash_erases()
+        .or_else(|| erase_block.map(|e| tier.c.bytes_in / e))
+}
+
 impl TierWear {
     /// The wear of `tier`, of medium `tech` and `capacity_bytes` (None when
     /// its capacity counts objects), over `seconds` of simulated time. Also
@@ -128,11 +137,9 @@ impl TierWear {
         let swap_bytes = bw.as_ref().map_or(0, |b| b.swap_bytes_programmed);
         let bytes = tier.c.bytes_in + swap_bytes;
         let extra_pages = swap_bytes.div_ceil(tech.access_unit.max(1) as u64);
-        let erases = match &bw {
-            Some(b) => Some(b.erases),
-            None if tech.erase_ns.is_some() => tech.erase_block_bytes.map(|e| bytes / e),
-            None => None,
-        };
+        let erases = (bw.is_some() || tech.erase_ns.is_some())
+            .then(|| erases_so_far(tier, tech.erase_block_bytes))
+            .flatten();
         let capacity = match &bw {
             Some(b) => Some(b.capacity_bytes as f64),
             None => capacity_bytes.map(|c| c as f64),

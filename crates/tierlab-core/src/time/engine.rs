@@ -111,14 +111,10 @@ struct Erasing {
     seen: u64,
 }
 
-/// The erases tier `e.dev` has made so far, as the wear model counts them
-/// (device/wear.rs): a flashcache policy's own count, else the bytes
-/// programmed into it over the erase block.
+/// The erases tier `e.dev` has made so far, as the wear figures count them.
 #[inline]
 fn erases_of(h: &Hierarchy, e: &Erasing) -> u64 {
-    let t = &h.tiers[e.dev];
-    t.flash_erases()
-        .unwrap_or_else(|| e.block_bytes.map_or(0, |b| t.c.bytes_in / b))
+    crate::device::wear::erases_so_far(&h.tiers[e.dev], e.block_bytes).unwrap_or(0)
 }
 
 /// One stage of a job: `service` ns at station `station` in queue class `class`.
