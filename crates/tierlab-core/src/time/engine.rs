@@ -165,6 +165,8 @@ fn exp_draw(rng: &mut Rng, mean: f64) -> u64 {
 const BACKGROUND: u32 = u32::MAX;
 const ISSUE: u32 = 1 << 31;
 const ARRIVAL: u32 = u32::MAX;
+/// No job to enter now (`issue` scheduled it, or no request was issued).
+const NO_JOB: u32 = u32::MAX;
 
 /// Per-request accumulators since the end of the warm-up.
 #[derive(Clone, Debug)]
@@ -179,6 +181,11 @@ pub struct Tally {
     pub station_wait: Vec<u128>,
     pub station_service: Vec<u128>,
     pub hist: hdrhistogram::Histogram<u64>,
+    /// Latencies not yet in `hist`: `run_count` times `run_value` (equal
+    /// latencies in a row, a DRAM hit's, are recorded at once; `histogram`
+    /// gives the whole histogram).
+    run_value: u64,
+    run_count: u64,
     /// Time integral of requests in the system (ns x requests).
     pub in_system_area: u128,
     pub background_ops: u64,
@@ -201,11 +208,38 @@ impl Tally {
             // 1 ns to about 5 simulated days at 3 significant digits.
             hist: hdrhistogram::Histogram::new_with_bounds(1, 1 << 58, 3)
                 .expect("valid histogram bounds"),
+            run_value: 0,
+            run_count: 0,
             in_system_area: 0,
             background_ops: 0,
             blocked_writes: 0,
             clients: vec![(0, 0); clients],
         }
+    }
+
+    /// Records one latency (ns, at least 1).
+    #[inline]
+    fn record(&mut self, v: u64) {
+        if v == self.run_value {
+            self.run_count += 1;
+            return;
+        }
+        if self.run_count > 0 {
+            self.hist
+                .saturating_record_n(self.run_value, self.run_count);
+        }
+        self.run_value = v;
+        self.run_count = 1;
+    }
+
+    /// Every latency recorded so far.
+    pub fn histogram(&self) -> std::borrow::Cow<'_, hdrhistogram::Histogram<u64>> {
+        if self.run_count == 0 {
+            return std::borrow::Cow::Borrowed(&self.hist);
+        }
+        let mut h = self.hist.clone();
+        h.saturating_record_n(self.run_value, self.run_count);
+        std::borrow::Cow::Owned(h)
     }
 }
 
@@ -243,6 +277,11 @@ pub struct Engine {
     front: Option<u128>,
     /// No software-stack cost anywhere: `issue` skips adding zeros.
     stackless: bool,
+    /// A stage whose end comes before every queued event is taken at once,
+    /// without an event (`enter`): a closed load, where nothing but the
+    /// queued events can happen meanwhile. Not an open load, whose next
+    /// arrival is read only when the engine asks for it.
+    inline: bool,
     /// Nested issues within one event (`complete` issues the client's next
     /// request at once): bounded, past it an event is scheduled.
     depth: u32,
@@ -365,6 +404,7 @@ impl Engine {
             front: None,
             depth: 0,
             stackless,
+            inline: matches!(m.load, Load::Closed { .. }),
             jobs: Vec::new(),
             free: Vec::new(),
             queues: Vec::new(),
@@ -425,6 +465,18 @@ impl Engine {
                     self.heap.push(Reverse(key));
                 }
             }
+        }
+    }
+
+    /// The time of the earliest queued event (`u64::MAX`: none).
+    #[inline]
+    fn earliest(&self) -> u64 {
+        match self.front {
+            Some(k) => (k >> 64) as u64,
+            None => self
+                .heap
+                .peek()
+                .map_or(u64::MAX, |&Reverse(k)| (k >> 64) as u64),
         }
     }
 
@@ -498,11 +550,16 @@ impl Engine {
             self.advance(t);
             if tag == ARRIVAL {
                 let r = self.next_arrival.take().expect("an arrival was read ahead");
-                self.issue(h, BACKGROUND - 1, r);
+                let j = self.issue(h, BACKGROUND - 1, r);
+                self.enter(h, j);
             } else if tag & ISSUE != 0 {
                 let c = tag & !ISSUE;
-                if self.issue_next(h, c) || self.source_done {
-                    // Issued; or the trace has ended and the client stops.
+                if let Some(j) = self.issue_next(h, c) {
+                    self.enter(h, j);
+                    continue;
+                }
+                if self.source_done {
+                    // The trace has ended and the client stops.
                     continue;
                 }
                 // No request for this client until more of the trace is
@@ -582,21 +639,19 @@ impl Engine {
         }
     }
 
-    /// Client `c` issues its next request, if it has one.
-    fn issue_next(&mut self, h: &mut Hierarchy, c: u32) -> bool {
+    /// Client `c` issues its next request, if it has one: None if it has
+    /// none, else the job to `enter` now (`NO_JOB`: none).
+    fn issue_next(&mut self, h: &mut Hierarchy, c: u32) -> Option<u32> {
         if let Load::Closed { by_pid: true, .. } = self.load {
             let Some(r) = self.queues[c as usize].pop_front() else {
                 // Idle until `feed` brings one of its requests.
                 self.idle[c as usize] = true;
-                return false;
+                return None;
             };
-            self.issue(h, c, r);
-            return true;
+            return Some(self.issue(h, c, r));
         }
         let at = self.order_at;
-        let Some(&r) = self.order.get(at) else {
-            return false;
-        };
+        let &r = self.order.get(at)?;
         self.order_at = at + 1;
         // Requests are issued in trace order: start loading the index
         // buckets of later ones, as the serial loop does (sim.rs).
@@ -606,12 +661,13 @@ impl Engine {
         if let Some(near) = self.order.get(at + crate::sim::PREFETCH_NEAR) {
             h.prefetch_below(near.key);
         }
-        self.issue(h, c, r);
-        true
+        Some(self.issue(h, c, r))
     }
 
-    /// Runs `r` through the hierarchy now and sends its job on its way.
-    fn issue(&mut self, h: &mut Hierarchy, client: u32, r: Request) {
+    /// Runs `r` through the hierarchy now and readies its job: returns it,
+    /// for the caller to `enter` at once, or `NO_JOB` when its first step
+    /// is an event (a stack delay).
+    fn issue(&mut self, h: &mut Hierarchy, client: u32, r: Request) -> u32 {
         if !self.warmed {
             let by_count = self.warmup_requests > 0 && self.issued >= self.warmup_requests;
             let by_time = self.warmup_ns.is_some_and(|w| self.now >= w);
@@ -736,9 +792,9 @@ impl Engine {
         if delay > 0 {
             job.at = usize::MAX;
             self.schedule(self.now + delay, j);
-        } else {
-            self.enter(h, j);
+            return NO_JOB;
         }
+        j
     }
 
     /// The erases request `j`'s access made on erasing tiers, as device
@@ -866,17 +922,32 @@ impl Engine {
         j
     }
 
-    /// Job `j` enters its stage `at` (from the first), skipping stages of
-    /// no time, or completes.
+    /// Job `j` (`NO_JOB`: none) enters its stage `at` (from the first),
+    /// skipping stages of no time, or completes.
+    #[inline]
     fn enter(&mut self, h: &mut Hierarchy, j: u32) {
+        self.enter_from(h, j, self.inline);
+    }
+
+    /// `enter`. With `inline`, a stage that ends before every queued event
+    /// ends at once, as if `run_until_hungry` had taken its event next (no
+    /// other event can come first): the job goes on to its next stage, and
+    /// a client that completes issues its next request in the same loop.
+    /// The order of everything that happens is the events' order; only the
+    /// queue is left out. Only a caller with nothing left to do at this
+    /// time may ask for it (not `release`, which enters several jobs).
+    fn enter_from(&mut self, h: &mut Hierarchy, mut j: u32, inline: bool) {
         loop {
+            if j == NO_JOB {
+                return;
+            }
             let job = &mut self.jobs[j as usize];
             if job.at == usize::MAX {
                 job.at = 0;
             }
             let Some(&st) = job.stages.get(job.at) else {
-                self.complete(h, j);
-                return;
+                j = self.complete(h, j, inline);
+                continue;
             };
             if st.lazy {
                 // A write into a lazy buffer: on its way at once if the
@@ -906,14 +977,55 @@ impl Engine {
                 self.jobs[j as usize].at += 1;
                 continue;
             }
-            self.arrive(j, st);
+            let station = &mut self.stations[st.station as usize];
+            if station.is_fcfs() {
+                // `start_stage` and `finish_stage` of an FCFS station, for
+                // the common case in one place.
+                let (end, waited) = station.start_fcfs(self.now, st.service);
+                let job = &mut self.jobs[j as usize];
+                job.wait += waited;
+                let counted = job.counted;
+                if counted {
+                    self.tally.station_wait[st.station as usize] += waited as u128;
+                }
+                if inline && end < self.earliest() {
+                    self.seq += 1;
+                    self.depth = 0;
+                    self.advance(end);
+                    let job = &mut self.jobs[j as usize];
+                    job.service += st.service;
+                    job.at += 1;
+                    if counted {
+                        self.tally.station_service[st.station as usize] += st.service as u128;
+                    }
+                    continue;
+                }
+                self.schedule(end, j);
+                return;
+            }
+            let Some(end) = self.start_stage(j, st) else {
+                // Queued at the station.
+                return;
+            };
+            if inline && end < self.earliest() {
+                // Its end is the next event: taken now, as the loop of
+                // `run_until_hungry` would (the sequence number too).
+                self.seq += 1;
+                self.depth = 0;
+                self.advance(end);
+                self.finish_stage(h, j);
+                continue;
+            }
+            self.schedule(end, j);
             return;
         }
     }
 
-    /// Job `j` arrives at the station of its current stage, `st`.
+    /// Job `j` arrives at the station of its current stage, `st`: if a
+    /// server takes it at once, returns when its service ends (the caller
+    /// schedules that), else it waits in the station's queue.
     #[inline]
-    fn arrive(&mut self, j: u32, st: Stage) {
+    fn start_stage(&mut self, j: u32, st: Stage) -> Option<u64> {
         let station = &mut self.stations[st.station as usize];
         if station.is_fcfs() {
             let (end, waited) = station.start_fcfs(self.now, st.service);
@@ -922,22 +1034,39 @@ impl Engine {
             if job.counted {
                 self.tally.station_wait[st.station as usize] += waited as u128;
             }
-            self.schedule(end, j);
-            return;
+            return Some(end);
         }
-        if station.arrive(self.now, j, st.class as usize, st.service) {
-            self.schedule(self.now + st.service, j);
+        station
+            .arrive(self.now, j, st.class as usize, st.service)
+            .then_some(self.now + st.service)
+    }
+
+    /// Job `j` arrives at the station of its current stage, `st`.
+    #[inline]
+    fn arrive(&mut self, j: u32, st: Stage) {
+        if let Some(end) = self.start_stage(j, st) {
+            self.schedule(end, j);
         }
     }
 
     /// Job `j` finished the service of its current stage.
     fn stage_done(&mut self, h: &mut Hierarchy, j: u32) {
-        let job = &self.jobs[j as usize];
-        if job.at == usize::MAX {
+        if self.jobs[j as usize].at == usize::MAX {
             // The stack delay of a run without a CPU station.
             self.enter(h, j);
             return;
         }
+        if self.finish_stage(h, j) {
+            self.enter(h, j);
+        }
+    }
+
+    /// The end of job `j`'s current stage at its station: the station's
+    /// next waiting job starts, and the job moves past the stage. Returns
+    /// whether it is a request's job, to `enter` its next stage.
+    #[inline]
+    fn finish_stage(&mut self, h: &mut Hierarchy, j: u32) -> bool {
+        let job = &self.jobs[j as usize];
         let st = job.stages[job.at];
         let jobs = &self.jobs;
         let station = &mut self.stations[st.station as usize];
@@ -966,16 +1095,16 @@ impl Engine {
                 // A flush's copy done on the CPU: now its device.
                 let next = job.stages[job.at];
                 self.arrive(j, next);
-                return;
+                return false;
             }
             let lazy = job.size;
             self.free.push(j);
             if lazy != u32::MAX {
                 self.release(h, lazy as usize, st.bytes as u64);
             }
-            return;
+            return false;
         }
-        self.enter(h, j);
+        true
     }
 
     /// A lazy write-back of device `dev` finished: its bytes leave the
@@ -997,11 +1126,17 @@ impl Engine {
             let job = &mut self.jobs[j as usize];
             job.wait = job.wait.wrapping_add(self.now);
             job.at += 1;
-            self.enter(h, j);
+            // More blocked writers may go at this time: no stage ends
+            // ahead of its event here.
+            self.enter_from(h, j, false);
         }
     }
 
-    fn complete(&mut self, h: &mut Hierarchy, j: u32) {
+    /// Job `j` completes. Returns the job of the client's next request when
+    /// it issues at once, to be entered (else `NO_JOB`); with `inline`
+    /// (see `enter_from`), also when its think time ends before every
+    /// queued event.
+    fn complete(&mut self, h: &mut Hierarchy, j: u32, inline: bool) -> u32 {
         let now = self.now;
         let job = &mut self.jobs[j as usize];
         let latency = now - job.issued;
@@ -1021,7 +1156,7 @@ impl Engine {
             };
             t.service_sum += (job.service - in_cpu) as u128;
             t.stack_sum += job.stack as u128;
-            t.hist.saturating_record(latency.max(1));
+            t.record(latency.max(1));
             if let Some(c) = t.clients.get_mut(job.client as usize) {
                 c.0 += 1;
                 c.1 += latency as u128;
@@ -1034,17 +1169,24 @@ impl Engine {
             // No think time: the client issues at once, without an event
             // (unless requests of no time nest too deep). Only in order
             // mode, where any request read is the client's.
-            if think == 0
-                && self.depth < 16
-                && !matches!(self.load, Load::Closed { by_pid: true, .. })
-                && self.order_at < self.order.len()
-            {
+            let in_order = !matches!(self.load, Load::Closed { by_pid: true, .. })
+                && self.order_at < self.order.len();
+            if think == 0 && self.depth < 16 && in_order {
                 self.depth += 1;
-                self.issue_next(h, client);
-                return;
+                return self.issue_next(h, client).unwrap_or(NO_JOB);
             }
-            self.schedule(now + think, ISSUE | client);
+            let t = now + think;
+            if inline && think > 0 && in_order && t < self.earliest() {
+                // The client's issue is the next event: taken now, as the
+                // loop of `run_until_hungry` would.
+                self.seq += 1;
+                self.depth = 0;
+                self.advance(t);
+                return self.issue_next(h, client).unwrap_or(NO_JOB);
+            }
+            self.schedule(t, ISSUE | client);
         }
+        NO_JOB
     }
 
     /// Whether what happens now counts (no warm-up, or past it).

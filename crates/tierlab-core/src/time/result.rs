@@ -90,7 +90,8 @@ impl TimeResult {
                 0.0
             }
         };
-        let q = |p: f64| t.hist.value_at_quantile(p) as f64;
+        let hist = t.histogram();
+        let q = |p: f64| hist.value_at_quantile(p) as f64;
         let latency_ns = if t.completed > 0 {
             LatencyStats {
                 mean: per_req(t.latency_sum),
@@ -98,7 +99,7 @@ impl TimeResult {
                 p90: q(0.9),
                 p99: q(0.99),
                 p999: q(0.999),
-                max: t.hist.max() as f64,
+                max: hist.max() as f64,
             }
         } else {
             LatencyStats::default()
