@@ -183,6 +183,10 @@ pub struct BackingConfig {
     pub capacity: Option<Size>,
     #[serde(default)]
     pub power_down: crate::device::PowerDown,
+    /// A disk that positions (time/disk.rs): its service time from the
+    /// head's position instead of the catalog's figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk: Option<crate::time::disk::DiskConfig>,
 }
 
 impl BackingConfig {
@@ -213,6 +217,7 @@ impl Default for BackingConfig {
             lazy_writeback: None,
             capacity: None,
             power_down: Default::default(),
+            disk: None,
         }
     }
 }

@@ -507,9 +507,13 @@ impl Hierarchy {
                 }
             }
         } else {
-            lat = self
-                .ops
-                .note(n, OpKind::Read, req.size, self.backing_cost.read(req.size));
+            lat = self.ops.note_key(
+                n,
+                OpKind::Read,
+                req.key,
+                req.size,
+                self.backing_cost.read(req.size),
+            );
             self.backing.reads += 1;
             self.backing.bytes_read += req.size as u64;
             self.backing.pages_read += self.backing_cost.pages(req.size);
@@ -536,7 +540,7 @@ impl Hierarchy {
     fn write_request(&mut self, req: &Request, level: Level, slot: u32) -> f64 {
         let n = self.tiers.len();
         if n == 0 {
-            return self.backing_write(req.size);
+            return self.backing_write(req.key, req.size);
         }
         let wb = self.tiers[0].write_back;
         let mut lat = 0.0;
@@ -720,15 +724,16 @@ impl Hierarchy {
             }
             j += 1;
         }
-        lat + self.backing_write(size)
+        lat + self.backing_write(key, size)
     }
 
-    fn backing_write(&mut self, size: u32) -> f64 {
+    fn backing_write(&mut self, key: u64, size: u32) -> f64 {
         write_backing(
             &mut self.backing,
             &self.backing_cost,
             &mut self.ops,
             self.tiers.len(),
+            key,
             size,
         )
     }
@@ -806,7 +811,7 @@ impl Hierarchy {
                 }
             }
             if v.dirty && !(placed && keep_dirty) {
-                lat += self.backing_write(size);
+                lat += self.backing_write(v.key, size);
             }
         }
         self.pending.clear();
@@ -907,7 +912,7 @@ fn leave_tier(
     }
     let Some(below) = tiers.get_mut(j + 1) else {
         let n = tiers.len();
-        *lat += write_backing(backing, backing_cost, ops, n, v.size);
+        *lat += write_backing(backing, backing_cost, ops, n, v.key, v.size);
         return None;
     };
     below.c.demotions += 1;
@@ -923,10 +928,11 @@ fn write_backing(
     cost: &AccessCost,
     ops: &mut OpLog,
     dev: usize,
+    key: u64,
     size: u32,
 ) -> f64 {
     c.writes += 1;
     c.bytes_written += size as u64;
     c.pages_written += cost.pages(size);
-    ops.note(dev, OpKind::Write, size, cost.write(size))
+    ops.note_key(dev, OpKind::Write, key, size, cost.write(size))
 }

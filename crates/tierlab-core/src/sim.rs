@@ -592,7 +592,19 @@ impl Simulation {
             _ => 1,
         };
         let timed = if crate::time::configured(cfg) {
-            let model = crate::time::model(cfg, run.seed)?;
+            let mut model = crate::time::model(cfg, run.seed)?;
+            if let Some(disk) = model.disk.as_mut() {
+                // Where the workload's files lie on the disk: a pre-pass
+                // over the keys it names (time/disk.rs).
+                let mut pass = run.open(BATCH, |_| true)?;
+                let mut pages = crate::time::disk::Pages::default();
+                while let Some(batch) = pass.next_batch()? {
+                    for r in batch {
+                        pages.add(r.key);
+                    }
+                }
+                disk.layout = crate::time::disk::Layout::from_pages(pages);
+            }
             let (load, clients, by_pid) = match &model.load {
                 crate::time::engine::Load::Closed {
                     clients, by_pid, ..

@@ -176,6 +176,7 @@ impl Hierarchy {
                     &self.backing_cost,
                     &mut self.ops,
                     n,
+                    v.key,
                     size,
                 );
             }

@@ -21,6 +21,10 @@ pub struct DevOp {
     /// Background work (a periodic flush): on no request's path.
     pub background: bool,
     pub bytes: u32,
+    /// The key the operation moves, on the backing store's operations (a
+    /// positioning disk places them by it, time/disk.rs); 0 on a tier's,
+    /// where nothing in the time layer asks for it.
+    pub key: u64,
     /// The charge (whole ns, cost.rs), the medium's time plus the tier's
     /// software overhead.
     pub ns: f64,
@@ -48,18 +52,28 @@ impl OpLog {
     #[inline(always)]
     pub fn note(&mut self, dev: usize, kind: OpKind, bytes: u32, ns: f64) -> f64 {
         if self.on {
-            self.push(dev, kind, bytes, ns);
+            self.push(dev, kind, 0, bytes, ns);
+        }
+        ns
+    }
+
+    /// `note` for an operation of the backing store, with its key.
+    #[inline(always)]
+    pub fn note_key(&mut self, dev: usize, kind: OpKind, key: u64, bytes: u32, ns: f64) -> f64 {
+        if self.on {
+            self.push(dev, kind, key, bytes, ns);
         }
         ns
     }
 
     #[inline]
-    fn push(&mut self, dev: usize, kind: OpKind, bytes: u32, ns: f64) {
+    fn push(&mut self, dev: usize, kind: OpKind, key: u64, bytes: u32, ns: f64) {
         self.ops.push(DevOp {
             dev: dev as u8,
             kind,
             background: self.background,
             bytes,
+            key,
             ns,
         });
     }

@@ -15,6 +15,7 @@
 //! times are taken in the order they were scheduled, so a seed fixes the run.
 
 use super::config::{Delay, Service};
+use super::disk::{Disk, Pending};
 use super::station::{Station, UNLIMITED};
 use crate::hierarchy::ops::{DevOp, OpKind};
 use crate::hierarchy::Hierarchy;
@@ -34,6 +35,9 @@ pub struct Model {
     pub devices: Vec<DeviceModel>,
     pub stack: StackModel,
     pub seed: u64,
+    /// The backing store positions like a disk (disk.rs); none: its
+    /// charges are its service times.
+    pub disk: Option<super::disk::Disk>,
 }
 
 #[derive(Clone, Debug)]
@@ -84,7 +88,7 @@ pub struct StackModel {
 struct Dev {
     read: u16,
     write: u16,
-    exponential: bool,
+    draw: Draw,
     reads_first: bool,
     overhead: f64,
     per_op_ns: f64,
@@ -100,6 +104,17 @@ struct Lazy {
     used: u64,
     /// Requests blocked on a full buffer: (job, bytes, op service).
     blocked: VecDeque<(u32, u32, u64)>,
+}
+
+/// How a device's service times follow from its charges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Draw {
+    /// The charge less the overhead.
+    Fixed,
+    /// Exponential around it.
+    Exponential,
+    /// The positioning disk's time (the backing store with `disk`).
+    Disk,
 }
 
 /// A tier whose erases take device time: its erases seen so far.
@@ -143,14 +158,19 @@ struct Job {
 }
 
 /// The service time of `op` at device `d`: its charge less the software
-/// overhead counted as stack time, or an exponential draw with that mean.
+/// overhead counted as stack time, or an exponential draw with that mean,
+/// or the positioning disk's time (a background write-back there is the
+/// elevator's, `Engine::elevator`: 0 here).
 #[inline]
-fn service_of(d: &Dev, op: &DevOp, rng: &mut Rng) -> u64 {
+fn service_of(d: &Dev, op: &DevOp, rng: &mut Rng, disk: &mut Option<Box<Disk>>) -> u64 {
     let mean = (op.ns - d.overhead).max(0.0);
-    if d.exponential {
-        exp_draw(rng, mean)
-    } else {
-        crate::cost::whole_u64(mean)
+    match d.draw {
+        Draw::Fixed => crate::cost::whole_u64(mean),
+        Draw::Exponential => exp_draw(rng, mean),
+        Draw::Disk => match disk {
+            Some(k) if !op.background => k.access_key(op.key, op.bytes, op.kind != OpKind::Read),
+            _ => 0,
+        },
     }
 }
 
@@ -254,6 +274,11 @@ pub struct Engine {
     devs: Vec<Dev>,
     /// Tiers whose erases are device operations (none: no cost).
     erasing: Vec<Erasing>,
+    /// The positioning disk (the last device), and the write-backs a
+    /// request's flush sends it, gathered for the elevator (a reused
+    /// buffer).
+    disk: Option<Box<Disk>>,
+    disk_batch: Vec<Pending>,
     /// Erases a request caused: (stage index or `usize::MAX` for
     /// background, station, class, service), a reused buffer.
     erase_stages: Vec<(usize, u16, u8, u64)>,
@@ -355,10 +380,17 @@ impl Engine {
             } else {
                 read
             };
+            let positioned = m.disk.is_some() && i + 1 == m.devices.len();
             devs.push(Dev {
                 read,
                 write,
-                exponential: d.service == Service::Exponential,
+                draw: if positioned {
+                    Draw::Disk
+                } else if d.service == Service::Exponential {
+                    Draw::Exponential
+                } else {
+                    Draw::Fixed
+                },
                 reads_first: d.reads_first,
                 overhead: d.overhead,
                 per_op_ns: d.per_op_ns,
@@ -394,6 +426,8 @@ impl Engine {
             stations,
             devs,
             erasing,
+            disk: m.disk.map(Box::new),
+            disk_batch: Vec::new(),
             erase_stages: Vec::new(),
             stack: m.stack,
             rng: Rng::new(m.seed ^ 0x7469_6d65),
@@ -696,6 +730,9 @@ impl Engine {
         // buffer from one request to the next). Background operations get
         // their service drawn here, in the order of the operations, and
         // start after the loop, before the job enters its first stage.
+        if self.disk.is_some() {
+            self.elevator(h);
+        }
         let Engine {
             jobs,
             devs,
@@ -705,6 +742,7 @@ impl Engine {
             link_station,
             cpu_station,
             link_ns_per_byte,
+            disk,
             ..
         } = self;
         let stages = &mut jobs[j as usize].stages;
@@ -732,9 +770,13 @@ impl Engine {
         let last_dev = devs.len() - 1;
         for op in h.ops.ops() {
             let d = &devs[op.dev as usize];
-            let service = service_of(d, op, rng);
+            let service = service_of(d, op, rng, disk);
             let write = op.kind != OpKind::Read;
             if op.background {
+                if d.draw == Draw::Disk {
+                    // Issued by the elevator already.
+                    continue;
+                }
                 let copy = crate::cost::whole_u64(op.bytes as f64 * d.per_byte_ns);
                 let station = if write { d.write } else { d.read };
                 background_ops.push((station, service, op.bytes, copy));
@@ -795,6 +837,36 @@ impl Engine {
             return NO_JOB;
         }
         j
+    }
+
+    /// The write-backs a request's flush sends the positioning disk, as
+    /// Linux 2.4's elevator issues them (disk.rs): sorted by block, adjacent
+    /// ones merged; queued as background operations ahead of the request's
+    /// own, which reach the disk after them.
+    fn elevator(&mut self, h: &Hierarchy) {
+        let Some(disk) = self.disk.as_deref_mut() else {
+            return;
+        };
+        let last = self.devs.len() - 1;
+        let d = &self.devs[last];
+        for op in h.ops.ops() {
+            if op.background && op.dev as usize == last {
+                self.disk_batch.push(Pending {
+                    block: disk.block_of(op.key),
+                    blocks: disk.blocks_of(op.bytes as u64),
+                    bytes: op.bytes as u64,
+                    copy: crate::cost::whole_u64(op.bytes as f64 * d.per_byte_ns),
+                });
+            }
+        }
+        if self.disk_batch.is_empty() {
+            return;
+        }
+        let station = d.write;
+        let ops = &mut self.background_ops;
+        disk.elevator(&mut self.disk_batch, |service, bytes, copy| {
+            ops.push((station, service, bytes as u32, copy));
+        });
     }
 
     /// The erases request `j`'s access made on erasing tiers, as device

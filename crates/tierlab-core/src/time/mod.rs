@@ -8,6 +8,7 @@
 //! (engine.rs), whose one-client closed run adds up to the same figures.
 
 pub mod config;
+pub mod disk;
 pub mod engine;
 pub mod result;
 pub mod stack;
@@ -29,6 +30,7 @@ pub fn configured(cfg: &Config) -> bool {
         || cfg.tiers.iter().any(|t| t.copies > 0 || t.uncached)
         || cfg.tiers.iter().any(|t| t.device().configured())
         || cfg.backing.device().configured()
+        || cfg.backing.disk.is_some()
         || cfg.hierarchy.fill == crate::config::FillRule::Lazy
         || matches!(cfg.run.warmup, Some(config::Warmup::Duration(_)))
 }
@@ -57,6 +59,34 @@ pub fn validate(cfg: &Config) -> Result<(), ConfigError> {
         ));
     }
     cfg.backing.device().check("backing")?;
+    if let Some(d) = &cfg.backing.disk {
+        // One head, moved in the order operations are issued (disk.rs).
+        let refuse = |k: &str, why: &str| {
+            Err(ConfigError::at(
+                format!("backing.{k}"),
+                format!("not available with backing.disk: {why}"),
+            ))
+        };
+        if cfg.backing.channels.is_some_and(|c| c > 1) {
+            return refuse(
+                "channels",
+                "the disk has one head (leave channels out or 1)",
+            );
+        }
+        if cfg.backing.service != config::Service::Fixed {
+            return refuse("service", "the disk's times come from its head's position");
+        }
+        if cfg.backing.reads_first {
+            return refuse(
+                "reads_first",
+                "the head moves in the order operations are issued; reads going first would reorder them",
+            );
+        }
+        if cfg.backing.read_while_write {
+            return refuse("read_while_write", "one head reads and writes");
+        }
+        disk::Disk::new(d)?;
+    }
     if let Some(s) = &cfg.stack {
         s.resolve()?;
     }
@@ -281,6 +311,10 @@ pub fn model(cfg: &Config, seed: u64) -> Result<Model, ConfigError> {
             per_request_ns: stack.syscall_ns + stack.lookup_ns,
         },
         seed: l.seed.unwrap_or(seed),
+        disk: match &cfg.backing.disk {
+            Some(d) => Some(disk::Disk::new(d)?),
+            None => None,
+        },
     })
 }
 
