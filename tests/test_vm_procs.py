@@ -186,3 +186,22 @@ def test_the_memorage_object_is_printed() -> None:
     assert "borrowed at most 2 GiB" in out or "borrowed at most 2.0 GiB" in out, out
     assert "borrows 1" in out and "returns 0" in out
     assert "transfer time 1.5 s" in out and "swap-outs avoided 12,345" in out
+
+
+def test_a_sibling_in_its_fault_handler_shares_the_core() -> None:
+    # One core, two threads at half speed while both run. The thrashing
+    # program spends most of its time in fault handlers, which is CPU time
+    # on its thread: the small program shares the core all along, so its
+    # user time nearly doubles against a run without core sharing (it
+    # blocks on its own few faults, when the other runs alone). Before,
+    # a sibling counted as idle through the handler of a fault it then
+    # blocked on: 1.0x.
+    def small_user(smt: float) -> float:
+        c = two_programs(200_000)
+        c["vm"]["cpu"] = {"cores": 1, "threads_per_core": 2, "smt_speed": smt}
+        c["vm"]["first_touch"] = "swap"  # major faults from the first sweep on
+        small, large = tierlab.simulate(c).summary["processes"]
+        assert large["system_ns"] > 3 * large["blocked_ns"]
+        return float(small["user_ns"])
+
+    assert 1.6 < small_user(0.5) / small_user(1.0) <= 2.0

@@ -74,6 +74,9 @@ pub(super) struct Sched {
     /// The processes and their streams are set up (the first pass ran).
     started: bool,
     clock: Vec<f64>,
+    /// The last block on the swap device of each process: from (after its
+    /// reference's CPU time) until.
+    blocked_from: Vec<f64>,
     blocked_until: Vec<f64>,
     user: Vec<f64>,
     system: Vec<f64>,
@@ -91,6 +94,7 @@ impl Sched {
             streams: Vec::new(),
             started: false,
             clock: Vec::new(),
+            blocked_from: Vec::new(),
             blocked_until: Vec::new(),
             user: Vec::new(),
             system: Vec::new(),
@@ -108,13 +112,15 @@ impl Sched {
         !self.queues[i].is_empty() || !self.streams[i].is_done()
     }
 
-    /// Whether another thread of `i`'s core runs a process at `t`.
+    /// Whether another thread of `i`'s core runs a process at `t`: one that
+    /// is live and not blocked on the swap device at `t`. (The fault
+    /// handler before a block is CPU time: the sibling is busy then.)
     fn sibling_busy(&self, i: usize, t: f64) -> bool {
         let core = i as u32 / self.per_core;
         (core * self.per_core..(core + 1) * self.per_core)
             .map(|j| j as usize)
             .filter(|&j| j != i && j < self.queues.len())
-            .any(|j| self.live(j) && self.blocked_until[j] <= t)
+            .any(|j| self.live(j) && !(self.blocked_from[j] <= t && t < self.blocked_until[j]))
     }
 
     /// The first pass: reads the whole trace (`batches`, with its
@@ -159,6 +165,7 @@ impl Sched {
             self.queues.push(VecDeque::new());
             for v in [
                 &mut self.clock,
+                &mut self.blocked_from,
                 &mut self.blocked_until,
                 &mut self.user,
                 &mut self.system,
@@ -223,6 +230,7 @@ impl Sched {
                 let now = t.round() as u64;
                 let (end, _) = self.swap.start_fcfs(now, block.round() as u64);
                 self.blocked[i] += end as f64 - t;
+                self.blocked_from[i] = t;
                 t = end as f64;
                 self.blocked_until[i] = t;
             }
