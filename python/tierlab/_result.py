@@ -29,13 +29,17 @@ class RunResult:
         time model's figures (null without one; see :attr:`time`); ``vm``,
         the translation and fault figures of a ``[vm]`` run (None otherwise),
         and ``processes``, one dict per process of a ``[vm]`` run
-        (docs/vm.md).
+        (docs/vm.md); ``memorage``, the borrowing pool's figures of a
+        ``[vm.memorage]`` run (absent otherwise; docs/memorage.md).
     timeline_data
         One point every ``run.interval`` requests: ``requests``, and
         ``lookups`` (reads and writes), ``miss_ratio`` and ``amat_ns`` over
         that interval, ``cumulative_miss_ratio``, and ``energy_j`` and
         ``power_w``, the devices' energy over the interval and its mean power
-        (docs/device.md; not in a ``[vm]`` run's timeline).
+        (docs/device.md; not in a ``[vm]`` run's timeline); under
+        ``[vm.pressure]`` (or ``[vm.memorage]``) also ``free_pages`` and
+        ``borrowed_bytes`` at each point, and ``swap_out_pages`` and
+        ``swap_in_pages`` over the interval (docs/memorage.md).
     """
 
     summary: dict[str, Any]
@@ -112,6 +116,16 @@ class RunResult:
         rows = self.summary.get("processes") or []
         cols = ["pid", "references", "runtime_ns", "minor_faults", "major_faults", "tlb_misses"]
         return pd.DataFrame(rows, columns=cols).set_index("pid")
+
+    @property
+    def memorage(self) -> pd.DataFrame:
+        """The ``[vm.memorage]`` figures (docs/memorage.md) as a one-row
+        DataFrame: ``r.memorage.loc[0, "borrowed_bytes_max"]``; no rows
+        without ``[vm.memorage]`` (or with ``enabled = false``)."""
+        import pandas as pd
+
+        m = self.summary.get("memorage")
+        return pd.DataFrame([m] if m else [])
 
     @property
     def timeline(self) -> pd.DataFrame:

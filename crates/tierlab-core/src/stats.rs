@@ -63,6 +63,17 @@ pub struct Timeline {
     pub energy_j: Vec<Option<f64>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub power_w: Vec<Option<f64>>,
+    /// `[vm.pressure]` runs only (docs/memorage.md): free frames and
+    /// borrowed bytes at the row, pages swapped out and read from the swap
+    /// device over the interval.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub free_pages: Vec<u64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub borrowed_bytes: Vec<u64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub swap_out_pages: Vec<u64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub swap_in_pages: Vec<u64>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -114,6 +125,9 @@ pub struct RunResult {
     pub vm: Option<crate::vm::VmResult>,
     /// Each process's (address space's) figures of a `[vm]` run.
     pub processes: Vec<crate::vm::ProcessResult>,
+    /// `[vm.memorage]`'s figures (absent otherwise): docs/memorage.md.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memorage: Option<crate::vm::MemorageResult>,
     /// `energy_j`, `power_w`: every device's known energy added up, over
     /// the counted time; `energy_unknown`: the parts left out.
     #[serde(flatten)]
@@ -253,6 +267,7 @@ impl RunResult {
             timeline,
             vm: None,
             processes: Vec::new(),
+            memorage: None,
             run_energy: RunEnergy::default(),
         };
         // A serial run's devices are busy for their charges less the

@@ -109,6 +109,33 @@ impl<F: FnMut(Victim), const UNIT: bool> PolicyFn for Insert<'_, F, UNIT> {
     }
 }
 
+/// One eviction with no insertion after it ([`super::Tier::evict_one`]):
+/// the victim's books as [`Insert::call`] keeps them, its slot back on the
+/// store's free list, and the ghosts the policy forgets released.
+pub(super) struct EvictOne<'a> {
+    pub(super) s: &'a mut Store,
+    pub(super) b: Books<'a>,
+}
+
+impl PolicyFn for EvictOne<'_> {
+    type Out = Victim;
+
+    fn call<P: Policy>(mut self, p: &mut P) -> Victim {
+        let victim = p.evict();
+        let mut reuse = None;
+        let v = self
+            .b
+            .evicted(self.s, victim, false, p.ghosted(), &mut reuse);
+        if let Some(slot) = reuse {
+            self.s.free.push(slot);
+        }
+        while let Some(g) = p.forgotten() {
+            self.s.unghost(g);
+        }
+        v
+    }
+}
+
 /// What an insertion changes in a tier besides its policy's order: space,
 /// length, counters. Apart from the tier so that the policy can be borrowed
 /// at the same time ([`Tier::place`]).

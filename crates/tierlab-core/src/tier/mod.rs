@@ -20,7 +20,7 @@
 mod insert;
 mod store;
 
-use insert::{Books, Insert};
+use insert::{Books, EvictOne, Insert};
 use store::IN_TRANSIT;
 pub use store::{Store, Victim, MAX_TIERS};
 
@@ -357,6 +357,19 @@ impl Tier {
             None => self.next_victim = policy.with(ins),
         }
         true
+    }
+
+    /// Evicts the entry the policy picks, as an insertion would to make
+    /// room, without inserting anything: the victim leaves the store. None
+    /// when the tier is empty. For reclaim ahead of demand (vm/pressure.rs:
+    /// kswapd and direct reclaim keep free frames above a watermark), off
+    /// every insertion's path.
+    pub fn evict_one(&mut self, s: &mut Store) -> Option<Victim> {
+        if self.len == 0 {
+            return None;
+        }
+        let (policy, b) = self.parts();
+        Some(policy.with(EvictOne { s, b }))
     }
 
     /// How the tier orders its entries when that order is a plain list:

@@ -63,6 +63,12 @@ pub struct VmConfig {
     /// major faults (vm/procs.rs); without it a process's time is the sum
     /// of its references' times.
     pub cpu: Option<CpuConfig>,
+    /// Free-frame watermarks, kswapd and direct reclaim (vm/pressure.rs);
+    /// without it a fault into full memory evicts one victim itself.
+    pub pressure: Option<super::pressure::PressureConfig>,
+    /// Memory that borrows the storage device's free capacity
+    /// (vm/memorage.rs); implies `[vm.pressure]` (its defaults when absent).
+    pub memorage: Option<super::memorage::MemorageConfig>,
 }
 
 /// `[vm.cpu]`: the hardware threads the processes of a `[vm]` run share.
@@ -192,6 +198,18 @@ pub const VA_BITS: u32 = 48;
 pub const BITS_PER_LEVEL: u32 = 9;
 
 impl VmConfig {
+    /// The table that turns memory pressure on (`vm.memorage` implies it),
+    /// or None.
+    pub fn pressure_key(&self) -> Option<&'static str> {
+        if self.memorage.is_some() {
+            Some("vm.memorage")
+        } else if self.pressure.is_some() {
+            Some("vm.pressure")
+        } else {
+            None
+        }
+    }
+
     /// The page size in bytes (checked by `validate`).
     pub fn page_bytes(&self) -> u64 {
         match self.page_size {
@@ -254,6 +272,34 @@ impl VmConfig {
         non_negative("vm.fault_major_ns", self.fault_major_ns)?;
         if let Some(c) = &self.cpu {
             c.validate()?;
+        }
+        if let Some(p) = &self.pressure {
+            p.validate()?;
+        }
+        if let Some(m) = &self.memorage {
+            m.validate()?;
+        }
+        if let Some(key) = self.pressure_key() {
+            if self.cpu.is_none() {
+                return Err(ConfigError::at(
+                    key,
+                    "needs [vm.cpu]: kswapd is a thread that runs beside the processes, \
+                     which only a timed run has; add [vm.cpu] with cores (and threads_per_core)",
+                ));
+            }
+            if !matches!(
+                self.policy.name(),
+                "clock" | "lru" | "fifo" | "sieve" | "lfu" | "lru-k" | "random"
+            ) {
+                return Err(ConfigError::at(
+                    "vm.policy",
+                    format!(
+                        "{} sizes its queues by the capacity, which changes under {key}; \
+                         use clock, lru, fifo, sieve, lfu, lru-k or random",
+                        self.policy.name()
+                    ),
+                ));
+            }
         }
         if let PolicySpec::Belady(_) = self.policy {
             return Err(ConfigError::at(

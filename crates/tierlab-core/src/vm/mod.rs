@@ -4,10 +4,14 @@
 //! device), each reference timed as T_addr + T_data. One file per part:
 //! `config` (`[vm]`), `tlb`, `walk`, `paging`, `result` (the `vm` object and
 //! `processes`), `run` (the loop over the trace), `procs` (processes on hardware
-//! threads that block on major faults, `[vm.cpu]`).
+//! threads that block on major faults, `[vm.cpu]`), `pressure` (watermarks,
+//! kswapd, direct reclaim, `[vm.pressure]`), `memorage` (memory that borrows
+//! the storage device's free capacity, `[vm.memorage]`).
 
 pub mod config;
+pub mod memorage;
 pub mod paging;
+pub mod pressure;
 pub mod procs;
 pub mod result;
 pub mod run;
@@ -15,5 +19,6 @@ pub mod tlb;
 pub mod walk;
 
 pub use config::VmConfig;
+pub use memorage::MemorageResult;
 pub use result::{ProcessResult, VmResult};
 pub use run::VmRun;

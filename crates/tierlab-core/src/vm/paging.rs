@@ -15,6 +15,8 @@
 //! one whose swap copy is valid is dropped.
 
 use super::config::{FirstTouch, VmConfig};
+use super::memorage::{Pool, Shrink};
+use super::pressure::{Before, Pressure};
 use crate::admission::AdmissionSpec;
 use crate::cost::AccessCost;
 use crate::hash::{KeyMap, KeySet};
@@ -46,6 +48,17 @@ pub struct Fault {
     pub swap_outs: u32,
 }
 
+/// Under `[vm.pressure]`: what the allocations since the timed loop last
+/// took it cost the allocating process (not in [`Fault`], which the serial
+/// loop copies on every reference).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AllocCost {
+    /// Pages reclaimed by the process itself (direct reclaim).
+    pub reclaimed: u64,
+    /// Time of Memorage's borrows (`[vm.memorage]`).
+    pub borrow_ns: f64,
+}
+
 pub struct Paging {
     pub frames: u64,
     tier: Tier,
@@ -72,6 +85,17 @@ pub struct Paging {
     pub read_ahead_pages: u64,
     /// Pages read ahead and evicted before any reference.
     pub read_ahead_unused: u64,
+    /// `[vm.pressure]`: the frame limit is enforced here, by reclaim ahead
+    /// of demand (vm/pressure.rs), not by the tier's capacity.
+    pub pressure: Option<Pressure>,
+    /// `[vm.memorage]`: the borrowed frames (vm/memorage.rs).
+    pub pool: Option<Pool>,
+    /// Frames usable now: `frames` plus those borrowed.
+    pub limit: u64,
+    /// Pages of processes that ended (no longer in `state`).
+    released_pages: u64,
+    /// Allocation costs not yet taken by the timed loop.
+    pub alloc_cost: AllocCost,
 }
 
 impl Paging {
@@ -100,6 +124,247 @@ impl Paging {
             pages_read: 0,
             read_ahead_pages: 0,
             read_ahead_unused: 0,
+            pressure: None,
+            pool: None,
+            limit: frames,
+            released_pages: 0,
+            alloc_cost: AllocCost::default(),
+        }
+    }
+
+    /// Memory pressure (and Memorage's pool): from now on the tier never
+    /// evicts by itself; allocations keep free frames above the
+    /// watermarks (vm/pressure.rs).
+    pub fn with_pressure(mut self, p: Pressure, pool: Option<Pool>) -> Self {
+        self.tier.capacity = u64::MAX / 2;
+        self.pressure = Some(p);
+        self.pool = pool;
+        self
+    }
+
+    /// Frames not holding a page.
+    #[inline]
+    pub fn free(&self) -> u64 {
+        self.limit.saturating_sub(self.tier.len() as u64)
+    }
+
+    /// Before taking a frame under pressure: borrow (Memorage's watermark,
+    /// before any reclaim), then direct reclaim below `min`.
+    #[cold]
+    #[inline(never)]
+    fn allocate(&mut self, f: &mut Fault) {
+        let high = self.pressure.as_ref().map_or(0, |p| p.w.high);
+        let free = self.free();
+        if let Some(pool) = &mut self.pool {
+            // After this allocation fewer than high would be free: one
+            // page below pages_high, S3's WMARK_MEMORAGE.
+            if free <= high {
+                let (n, t) = pool.borrow();
+                self.limit += n;
+                self.alloc_cost.borrow_ns += t;
+            }
+        }
+        let Some(p) = &self.pressure else { return };
+        if let Before::Reclaim(n) = p.before_alloc(self.free()) {
+            let mut got = 0;
+            for _ in 0..n {
+                match self.evict_one() {
+                    Some(dirty) => {
+                        got += 1;
+                        f.swap_outs += dirty as u32;
+                    }
+                    None => break,
+                }
+            }
+            self.alloc_cost.reclaimed += got;
+            let p = self.pressure.as_mut().expect("pressure");
+            p.direct_reclaims += 1;
+            p.direct_reclaim_pages += got;
+        }
+    }
+
+    /// After a page took a frame under pressure: local frames first, then
+    /// borrowed ones; the watermarks (kswapd's wake-up).
+    #[cold]
+    #[inline(never)]
+    fn placed(&mut self, key: u64) {
+        let resident = self.tier.len() as u64;
+        if let Some(pool) = &mut self.pool {
+            let local = resident - 1 - pool.remote.len() as u64;
+            if local >= self.frames {
+                pool.remote.insert(key, 0);
+                pool.r.swap_outs_avoided += 1;
+            }
+        }
+        let free = self.free();
+        if let Some(p) = &mut self.pressure {
+            p.after_alloc(free);
+        }
+    }
+
+    /// Whether a read-ahead page may take a frame: never by reclaim or a
+    /// borrow, only while more than `min` stay free after it.
+    fn room_for_read_ahead(&self) -> bool {
+        match &self.pressure {
+            Some(p) => self.free() > p.w.min + 1,
+            None => true,
+        }
+    }
+
+    /// Evicts the policy's victim (reclaim ahead of demand): whether it was
+    /// dirty (then swapped out), None when nothing is resident.
+    pub fn evict_one(&mut self) -> Option<bool> {
+        let v = self.tier.evict_one(&mut self.store)?;
+        self.last.0 = NO_PAGE;
+        self.gone(v.key, v.dirty);
+        Some(v.dirty)
+    }
+
+    /// The books of a page that left memory: its translation to shoot
+    /// down, its swap-out when dirty.
+    fn gone(&mut self, key: u64, dirty: bool) {
+        self.victims.push(key);
+        if let Some(pool) = &mut self.pool {
+            pool.remote.remove(&key);
+        }
+        if dirty {
+            self.swap_outs += 1;
+            self.tier.c.writebacks += 1;
+            *self.state.entry(key).or_insert(0) |= ON_SWAP;
+        }
+        if !self.unmapped.is_empty() && self.unmapped.remove(&key) {
+            self.read_ahead_unused += 1;
+        }
+    }
+
+    /// One kswapd pass: up to SWAP_CLUSTER_MAX pages evicted toward
+    /// `high` free. Returns (pages, dirty pages, whether `high` are free).
+    pub fn kswapd_pass(&mut self) -> (u64, u64, bool) {
+        self.victims.clear();
+        let goal = match &self.pressure {
+            Some(p) => p.kswapd_goal(self.free()),
+            None => 0,
+        };
+        let (mut n, mut dirty) = (0, 0);
+        for _ in 0..goal {
+            match self.evict_one() {
+                Some(d) => {
+                    n += 1;
+                    dirty += d as u64;
+                }
+                None => break,
+            }
+        }
+        let free = self.free();
+        let p = self.pressure.as_mut().expect("kswapd runs under pressure");
+        p.kswapd_scans += 1;
+        p.kswapd_pages += n;
+        (n, dirty, free >= p.w.high)
+    }
+
+    /// A process (index `pi`) has ended: its pages leave memory and the
+    /// swap device without being written (Linux's exit_mmap), and
+    /// Memorage may give capacity back (vm/memorage.rs).
+    pub fn release(&mut self, pi: u32) {
+        self.victims.clear();
+        let mine = |k: u64| k >> VPN_BITS == pi as u64;
+        let slots: Vec<(u64, u32)> = self.store.iter_tier(0).filter(|&(k, _)| mine(k)).collect();
+        for (k, slot) in slots {
+            self.tier.remove(&mut self.store, slot);
+            self.victims.push(k);
+            if let Some(pool) = &mut self.pool {
+                pool.remote.remove(&k);
+            }
+            self.unmapped.remove(&k);
+        }
+        let before = self.state.len();
+        self.state.retain(|&k, _| !mine(k));
+        self.released_pages += (before - self.state.len()) as u64;
+        self.last.0 = NO_PAGE;
+        self.shrink();
+    }
+
+    /// `aggressive` and `balanced`: gives back the last chunk while that
+    /// leaves `high` frames free; the pages in borrowed frames beyond what
+    /// is still borrowed move into free frames.
+    fn shrink(&mut self) {
+        let high = self.pressure.as_ref().map_or(0, |p| p.w.high);
+        loop {
+            let free = self.free();
+            let Some(pool) = &mut self.pool else { break };
+            let c = pool.last_chunk();
+            if pool.enabled_shrink == Shrink::Lazy || c == 0 || free < high + c {
+                break;
+            }
+            let n = pool.give_back();
+            self.limit -= n;
+            let m = (pool.remote.len() as u64).saturating_sub(pool.borrowed);
+            pool.take_out(m, true);
+            pool.r.migrations += m;
+        }
+    }
+
+    /// Storage needs capacity back at time `t_ns` (the occupancy rose):
+    /// chunks go back until what is borrowed fits; their pages move to
+    /// free local frames, the rest are evicted. Returns the dirty pages
+    /// evicted (swap-outs the caller times).
+    pub fn storage_tick(&mut self, t_ns: f64) -> u64 {
+        self.victims.clear();
+        let Some(pool) = &mut self.pool else { return 0 };
+        if !pool.advance(t_ns) {
+            return 0;
+        }
+        let mut dirty = 0;
+        while self
+            .pool
+            .as_ref()
+            .is_some_and(|p| p.excess() > 0 && p.last_chunk() > 0)
+        {
+            let resident = self.tier.len() as u64;
+            let pool = self.pool.as_mut().expect("pool");
+            let n = pool.give_back();
+            self.limit -= n;
+            let remote = pool.remote.len() as u64;
+            let m = remote.saturating_sub(pool.borrowed);
+            let local_free = self.frames.saturating_sub(resident - remote);
+            let mv = m.min(local_free);
+            pool.take_out(mv, true);
+            pool.r.migrations += mv;
+            let out = pool.take_out(m - mv, false);
+            pool.r.evicted_on_return += out.len() as u64;
+            for k in out {
+                if let Some(slot) = self.tier.lookup(&self.store, k) {
+                    let v = self.tier.remove(&mut self.store, slot);
+                    self.tier.c.evictions += 1;
+                    self.gone(k, v.dirty);
+                    dirty += v.dirty as u64;
+                }
+            }
+            self.last.0 = NO_PAGE;
+        }
+        let free = self.free();
+        if let Some(p) = &mut self.pressure {
+            if free < p.w.low {
+                p.wake = true;
+            }
+        }
+        dirty
+    }
+
+    /// Whether `key` (resident) is in a borrowed frame; counts the
+    /// reference.
+    #[inline]
+    pub fn note_remote(&mut self, key: u64) -> bool {
+        match &mut self.pool {
+            Some(p) if !p.remote.is_empty() => match p.remote.get_mut(&key) {
+                Some(c) => {
+                    *c = c.saturating_add(1);
+                    p.r.remote_references += 1;
+                    true
+                }
+                None => false,
+            },
+            _ => false,
         }
     }
 
@@ -111,7 +376,7 @@ impl Paging {
     pub fn pages_touched(&self) -> u64 {
         // Every page in the map was touched (ON_SWAP is only set on a
         // victim, which was).
-        self.state.len() as u64
+        self.state.len() as u64 + self.released_pages
     }
 
     /// Whether the device holds a page of state `bits` when it is not
@@ -232,6 +497,9 @@ impl Paging {
             if k == key || self.tier.lookup(&self.store, k).is_some() || !self.on_device(k) {
                 continue;
             }
+            if !self.room_for_read_ahead() {
+                break;
+            }
             let req = Request {
                 key: k,
                 size: self.page,
@@ -247,6 +515,9 @@ impl Paging {
     }
 
     fn insert(&mut self, req: &Request, dirty: bool, f: &mut Fault) {
+        if self.pressure.is_some() {
+            self.allocate(f);
+        }
         let mut out: [Option<Victim>; 2] = [None, None];
         let mut more = Vec::new();
         self.tier
@@ -270,6 +541,9 @@ impl Paging {
             if !self.unmapped.is_empty() && self.unmapped.remove(&v.key) {
                 self.read_ahead_unused += 1;
             }
+        }
+        if self.pressure.is_some() {
+            self.placed(req.key);
         }
     }
 }

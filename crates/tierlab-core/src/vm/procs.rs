@@ -82,6 +82,28 @@ pub(super) struct Sched {
     system: Vec<f64>,
     blocked: Vec<f64>,
     swap: Station,
+    /// `[vm.pressure]`: kswapd, process exits (vm/pressure.rs).
+    kswapd: Option<Kswapd>,
+    exited: Vec<bool>,
+    preempted: Vec<f64>,
+}
+
+/// kswapd: a kernel thread of the earliest-clock loop. It runs on a
+/// hardware thread no process holds when there is one; otherwise on the
+/// last thread, whose process it preempts for its CPU time (the process's
+/// clock moves by it, unless the process is blocked then).
+struct Kswapd {
+    awake: bool,
+    clock: f64,
+    cpu_ns: f64,
+}
+
+/// What the earliest-clock loop does next under pressure.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Act {
+    Ref(usize),
+    Exit(usize),
+    Kswapd,
 }
 
 impl Sched {
@@ -100,7 +122,20 @@ impl Sched {
             system: Vec::new(),
             blocked: Vec::new(),
             swap: Station::new("swap", 1).first_come_first_served(),
+            kswapd: None,
+            exited: Vec::new(),
+            preempted: Vec::new(),
         }
+    }
+
+    /// Memory pressure: kswapd and process exits join the loop.
+    pub fn with_pressure(mut self) -> Self {
+        self.kswapd = Some(Kswapd {
+            awake: false,
+            clock: 0.0,
+            cpu_ns: 0.0,
+        });
+        self
     }
 
     /// The wall clock at the end of the last reference of any process.
@@ -170,22 +205,24 @@ impl Sched {
                 &mut self.user,
                 &mut self.system,
                 &mut self.blocked,
+                &mut self.preempted,
             ] {
                 v.push(0.0);
             }
+            self.exited.push(false);
         }
         Ok(())
     }
 
-    /// Process `i`'s next reference, read from its stream when its queue
-    /// is empty; None when it has none left.
-    fn next_of(&mut self, i: usize) -> Result<Option<Request>, Error> {
+    /// Whether process `i` has a next reference at hand, read from its
+    /// stream when its queue is empty.
+    fn ensure(&mut self, i: usize) -> Result<bool, Error> {
         if self.queues[i].is_empty() {
             if let Some(buf) = self.streams[i].next_batch()? {
                 self.queues[i].extend(buf.iter().copied());
             }
         }
-        Ok(self.queues[i].pop_front())
+        Ok(!self.queues[i].is_empty())
     }
 
     /// Runs about `max` more references; true when every process is done.
@@ -199,6 +236,9 @@ impl Sched {
         if !self.started {
             self.start(batches, c, source)?;
         }
+        if self.kswapd.is_some() {
+            return self.step_pressure(c, max);
+        }
         let mut n = 0u64;
         while n < max {
             let Some(i) = (0..self.queues.len())
@@ -207,11 +247,21 @@ impl Sched {
             else {
                 return Ok(true);
             };
-            let Some(r) = self.next_of(i)? else {
+            if !self.ensure(i)? {
                 // Its stream has just ended: the next earliest runs.
                 continue;
-            };
+            }
             n += 1;
+            self.run_ref(i, c);
+        }
+        Ok((0..self.queues.len()).all(|i| !self.live(i)))
+    }
+
+    /// Process `i`'s next reference; returns the time its CPU part ends
+    /// (before any block on the device).
+    fn run_ref(&mut self, i: usize, c: &mut Core) -> f64 {
+        {
+            let r = self.queues[i].pop_front().expect("not empty");
             let t0 = self.clock[i];
             let speed = if self.smt_speed < 1.0 && self.sibling_busy(i, t0) {
                 self.smt_speed
@@ -224,6 +274,7 @@ impl Sched {
             self.user[i] += user;
             self.system[i] += system;
             let mut t = t0 + user + system;
+            let cpu_end = t;
             let sync = c.sync_swap_out();
             let block = k.read_ns + if sync { k.write_ns } else { 0.0 };
             if block > 0.0 {
@@ -240,13 +291,113 @@ impl Sched {
             }
             self.clock[i] = t;
             c.tick();
+            cpu_end
         }
-        Ok((0..self.queues.len()).all(|i| !self.live(i)))
+    }
+
+    /// [`Sched::step`] under memory pressure: the next action is the
+    /// earliest of the processes' next references, their exits (a process
+    /// whose references are all done frees its memory at its clock) and
+    /// kswapd's next pass while it is awake.
+    fn step_pressure(&mut self, c: &mut Core, max: u64) -> Result<bool, Error> {
+        let mut n = 0u64;
+        while n < max {
+            let mut next: Option<(f64, Act)> = None;
+            for i in 0..self.queues.len() {
+                let act = if self.ensure(i)? {
+                    Act::Ref(i)
+                } else if !self.exited[i] {
+                    Act::Exit(i)
+                } else {
+                    continue;
+                };
+                if next.is_none_or(|(t, _)| self.clock[i] < t) {
+                    next = Some((self.clock[i], act));
+                }
+            }
+            let Some((t, mut act)) = next else {
+                return Ok(true);
+            };
+            let k = self.kswapd.as_ref().expect("pressure");
+            if k.awake && k.clock < t {
+                act = Act::Kswapd;
+            }
+            let now = if act == Act::Kswapd { k.clock } else { t };
+            if c.paging_mut().pool.as_ref().is_some_and(|p| p.has_series()) {
+                let dirty = c.paging_mut().storage_tick(now);
+                self.background_writes(c, now, dirty);
+                self.wake(c, now);
+            }
+            match act {
+                Act::Ref(i) => {
+                    n += 1;
+                    let t_alloc = self.run_ref(i, c);
+                    self.wake(c, t_alloc);
+                }
+                Act::Exit(i) => {
+                    self.exited[i] = true;
+                    c.paging_mut().release(i as u32);
+                    c.after_background(0);
+                }
+                Act::Kswapd => self.kswapd_pass(c),
+            }
+        }
+        Ok(self.exited.iter().all(|&e| e))
+    }
+
+    /// Wakes kswapd at `t` if an allocation asked for it.
+    fn wake(&mut self, c: &mut Core, t: f64) {
+        let p = c.paging_mut().pressure.as_mut().expect("pressure");
+        if !std::mem::take(&mut p.wake) {
+            return;
+        }
+        let k = self.kswapd.as_mut().expect("pressure");
+        if !k.awake {
+            k.awake = true;
+            k.clock = k.clock.max(t);
+        }
+    }
+
+    /// Dirty pages written off any process's path at `t`: they occupy the
+    /// swap device without blocking anyone.
+    fn background_writes(&mut self, c: &mut Core, t: f64, dirty: u64) {
+        if dirty > 0 {
+            let w = c.page_writes_ns(dirty);
+            self.swap.start_fcfs(t.round() as u64, w.round() as u64);
+        }
+        c.after_background(dirty);
+    }
+
+    /// One kswapd pass at its clock.
+    fn kswapd_pass(&mut self, c: &mut Core) {
+        let t = self.kswapd.as_ref().expect("pressure").clock;
+        let (pages, dirty, done) = c.paging_mut().kswapd_pass();
+        self.background_writes(c, t, dirty);
+        let cpu = pages as f64 * c.reclaim_ns();
+        // No spare hardware thread: kswapd takes the last one's time.
+        let n = self.queues.len();
+        if cpu > 0.0 && n >= self.threads as usize {
+            let j = self.threads as usize - 1;
+            let running = !self.exited[j] && self.blocked_until[j] <= t && self.clock[j] >= t;
+            if running {
+                self.clock[j] += cpu;
+                self.preempted[j] += cpu;
+            }
+        }
+        let k = self.kswapd.as_mut().expect("pressure");
+        k.clock = t + cpu;
+        k.cpu_ns += cpu;
+        if done || pages == 0 {
+            k.awake = false;
+        }
     }
 
     /// Writes the processes' times into their results.
     pub(super) fn finish(&self, c: &mut Core) {
         c.set_makespan(self.makespan());
+        if let Some(k) = &self.kswapd {
+            c.set_kswapd_cpu(k.cpu_ns);
+        }
         for (i, p) in c.procs_mut().iter_mut().enumerate() {
             if i >= self.clock.len() {
                 break;
@@ -258,6 +409,9 @@ impl Sched {
             let refs = p.references as f64;
             p.references_per_major_fault = Some(refs / p.major_faults.max(1) as f64);
             p.references_per_minor_fault = Some(refs / p.minor_faults.max(1) as f64);
+            if self.kswapd.is_some() {
+                p.preempted_ns = Some(self.preempted[i]);
+            }
         }
     }
 }

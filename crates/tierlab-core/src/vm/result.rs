@@ -44,6 +44,25 @@ pub struct VmResult {
     pub t_data_ns: f64,
     /// (T_addr + T_data) / references.
     pub amat_ns: f64,
+    /// `[vm.pressure]` only (vm/pressure.rs): the watermarks min, low,
+    /// high in pages; kswapd's passes and the pages they freed; the
+    /// allocations that reclaimed themselves (direct reclaim) and the pages
+    /// they freed; the fewest frames free after any allocation; kswapd's
+    /// CPU time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watermarks: Option<[u64; 3]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kswapd_scans: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kswapd_pages: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub direct_reclaims: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub direct_reclaim_pages: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_free_pages: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kswapd_cpu_ns: Option<f64>,
 }
 
 /// One process (one address space): its references, faults and time.
@@ -75,4 +94,9 @@ pub struct ProcessResult {
     pub references_per_major_fault: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub references_per_minor_fault: Option<f64>,
+    /// `[vm.pressure]` with no hardware thread to spare for kswapd: time
+    /// kswapd took from this process's thread (vm/procs.rs); then
+    /// `runtime_ns` = user + system + blocked + preempted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preempted_ns: Option<f64>,
 }

@@ -124,6 +124,13 @@ pub(super) struct Core {
     timeline: Timeline,
     /// A `[vm.cpu]` run's wall clock (its last process's end).
     makespan: Option<f64>,
+    /// `[vm.pressure]`: CPU time per page reclaimed.
+    reclaim_ns: f64,
+    /// `[vm.memorage]`: a borrowed frame's access time over a local one's,
+    /// less 1.
+    remote_extra: f64,
+    /// Swap-outs and pages read at the last timeline row.
+    pressure_mark: (u64, u64),
 }
 
 /// Distinct pages a source touches at `shift` (a pre-pass, for a memory
@@ -181,8 +188,32 @@ impl VmRun {
         let seed = w.seed.unwrap_or(42);
         let batches = Batches::new(crate::source::open(&source)?, BATCH)
             .limit(cfg.run.max_requests.unwrap_or(u64::MAX));
+        let mut paging = Paging::new(vm, frames, mem, seed, cfg.tier_name(0));
+        let mut reclaim_ns = 0.0;
+        let mut remote_extra = 0.0;
+        if vm.pressure_key().is_some() {
+            let pc = vm.pressure.clone().unwrap_or_default();
+            let w = pc.watermarks(frames, page)?;
+            reclaim_ns = pc.reclaim_ns_per_page.0;
+            let pool = vm
+                .memorage
+                .as_ref()
+                .filter(|m| m.enabled)
+                .map(|m| super::memorage::Pool::new(m, page));
+            if let Some(p) = &pool {
+                remote_extra = 1.0 / p.remote_speed - 1.0;
+            }
+            paging = paging.with_pressure(super::pressure::Pressure::new(w, reclaim_ns), pool);
+        }
         Ok(VmRun {
-            sched: vm.cpu.as_ref().map(Sched::new),
+            sched: vm.cpu.as_ref().map(|c| {
+                let s = Sched::new(c);
+                if vm.pressure_key().is_some() {
+                    s.with_pressure()
+                } else {
+                    s
+                }
+            }),
             source,
             describe: batches.describe(),
             batches,
@@ -192,7 +223,10 @@ impl VmRun {
                 tlb: Tlb::new(&vm.tlb),
                 tlb2: vm.tlb2.as_ref().map(Tlb::new),
                 walker: Walker::new(vm),
-                paging: Paging::new(vm, frames, mem, seed, cfg.tier_name(0)),
+                paging,
+                reclaim_ns,
+                remote_extra,
+                pressure_mark: (0, 0),
                 pte_ns: mem.read(PTE_BYTES),
                 mem_small: (mem.transfer_unit(), mem.read(1), mem.write(1)),
                 mem,
@@ -343,6 +377,37 @@ impl Core {
 
     pub(super) fn set_makespan(&mut self, t: f64) {
         self.makespan = Some(t);
+    }
+
+    pub(super) fn set_kswapd_cpu(&mut self, ns: f64) {
+        self.v.kswapd_cpu_ns = Some(ns);
+    }
+
+    pub(super) fn paging_mut(&mut self) -> &mut Paging {
+        &mut self.paging
+    }
+
+    pub(super) fn reclaim_ns(&self) -> f64 {
+        self.reclaim_ns
+    }
+
+    /// The swap device's time to write `n` pages.
+    pub(super) fn page_writes_ns(&self, n: u64) -> f64 {
+        n as f64 * self.dev.write(self.page as u32)
+    }
+
+    /// Counts `n` pages written to the swap device off any reference's
+    /// path (kswapd, capacity taken back) and shoots down the translations
+    /// of the pages that left memory.
+    pub(super) fn after_background(&mut self, n: u64) {
+        self.backing.writes += n;
+        self.backing.bytes_written += n * self.page;
+        for &k in &self.paging.victims {
+            self.tlb.invalidate(k);
+            if let Some(t2) = &mut self.tlb2 {
+                t2.invalidate(k);
+            }
+        }
     }
 
     /// After a reference: a timeline row every `interval` references.
@@ -517,6 +582,18 @@ impl Core {
             t_data += self.mem.access(part, write);
             if TIMED {
                 cost.user_ns += self.mem.access(part, write);
+                if self.remote_extra > 0.0 && self.paging.note_remote(tag) {
+                    // A page in a borrowed frame: its access at remote_speed.
+                    let extra = self.mem.access(part, write) * self.remote_extra;
+                    cost.user_ns += extra;
+                    t_data += extra;
+                }
+                if self.paging.pressure.is_some() {
+                    let a = std::mem::take(&mut self.paging.alloc_cost);
+                    let k = a.reclaimed as f64 * self.reclaim_ns + a.borrow_ns;
+                    cost.system_ns += k;
+                    t_data += k;
+                }
             }
             if f.minor {
                 minor += 1;
@@ -588,6 +665,16 @@ impl Core {
             .push(if dl > 0 { (time - a0) / dl as f64 } else { 0.0 });
         t.cumulative_miss_ratio.push(ratio(self.faulted, lookups));
         self.mark = (lookups, self.faulted, time);
+        if self.paging.pressure.is_some() {
+            let p = &self.paging;
+            let (o0, r0) = self.pressure_mark;
+            t.free_pages.push(p.free());
+            t.borrowed_bytes
+                .push(p.pool.as_ref().map_or(0, |x| x.borrowed * self.page));
+            t.swap_out_pages.push(p.swap_outs - o0);
+            t.swap_in_pages.push(p.pages_read - r0);
+            self.pressure_mark = (p.swap_outs, p.pages_read);
+        }
     }
 
     /// The `vm` object.
@@ -606,6 +693,18 @@ impl Core {
         v.read_ahead_pages = self.paging.read_ahead_pages;
         v.read_ahead_unused = self.paging.read_ahead_unused;
         v.pages_touched = self.paging.pages_touched();
+        if let Some(p) = &self.paging.pressure {
+            v.watermarks = Some([p.w.min, p.w.low, p.w.high]);
+            v.kswapd_scans = Some(p.kswapd_scans);
+            v.kswapd_pages = Some(p.kswapd_pages);
+            v.direct_reclaims = Some(p.direct_reclaims);
+            v.direct_reclaim_pages = Some(p.direct_reclaim_pages);
+            v.min_free_pages = Some(if p.min_free_seen == u64::MAX {
+                self.paging.free()
+            } else {
+                p.min_free_seen
+            });
+        }
         v.amat_ns = if v.references > 0 {
             (v.t_addr_ns + v.t_data_ns) / v.references as f64
         } else {
@@ -681,6 +780,7 @@ impl Core {
             latency_ns: None,
             time: None,
             vm: Some(v),
+            memorage: self.paging.pool.as_ref().map(|p| p.r.clone()),
             processes: self.procs.clone(),
             run_energy,
         }
