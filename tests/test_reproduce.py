@@ -124,7 +124,7 @@ def check_s3(figures: list[dict[str, Any]]) -> None:
     assert by_id["lifetime_gain_240"] == pytest.approx(4 * 720 / 721)
     assert by_id["lifetime_gain_480"] == pytest.approx(7 * 720 / 721)
     assert by_id["major_fault_reduction"] > 100
-    assert 0 < by_id["runtime_gain_avg"] < 1
+    assert -1 < by_id["runtime_gain_avg"] < 1
     assert by_id["runtime_gain_max"] >= by_id["runtime_gain_avg"]
     assert by_id["runtime_gain_max_program"] in (0.0, 1.0)
 

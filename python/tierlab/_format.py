@@ -101,6 +101,10 @@ def print_run(s: dict[str, Any]) -> None:
         print_time(s["time"])
     if s.get("vm"):
         print_vm(console(), s["vm"], s.get("processes") or [])
+    # The run's `memorage` object (top level; inside `vm` if the engine puts it there).
+    m = s.get("memorage") or (s.get("vm") or {}).get("memorage")
+    if m:
+        print_memorage(console(), m)
 
 
 def _scaled(x: float | None, unit: str, prefixes: str) -> str:
@@ -295,6 +299,67 @@ def print_vm(c: Console, v: dict[str, Any], procs: list[dict[str, Any]]) -> None
             f"{p['tlb_misses']:,}",
         )
     c.print(t)
+    if any(p.get("user_ns") is not None for p in procs):
+        print_process_times(c, procs)
+
+
+def _per_fault(p: dict[str, Any], kind: str) -> str:
+    """References per fault; "none" when the process took no such fault
+    (the engine then divides by 1)."""
+    if not p[f"{kind}_faults"]:
+        return "no fault"
+    return f"{p[f'references_per_{kind}_fault']:,.1f}"
+
+
+def print_process_times(c: Console, procs: list[dict[str, Any]]) -> None:
+    """A timed ([vm.cpu]) run: each process's wall clock, the shares of it
+    in user mode, in the kernel and blocked on the swap device (`--json` has
+    the times), and references per major and per minor fault
+    (docs/memorage.md)."""
+    t = Table(
+        title="processes on hardware threads: runtime = user + system + blocked",
+        title_justify="left",
+    )
+    for col in ("pid", "runtime", "user", "system", "blocked", "refs/major", "refs/minor"):
+        t.add_column(col, justify="right", no_wrap=True)
+    for p in procs:
+        run = p["runtime_ns"]
+
+        def share(k: str, p: dict[str, Any] = p, run: float = run) -> str:
+            return f"{100 * (p.get(k) or 0.0) / run:.1f}%" if run > 0 else "-"
+
+        t.add_row(
+            str(p["pid"]), human_ns(run), share("user_ns"), share("system_ns"),
+            share("blocked_ns"), _per_fault(p, "major"), _per_fault(p, "minor"),
+        )  # fmt: skip
+    c.print(t)
+
+
+#: The `memorage` object's keys, in print order, with their labels.
+MEMORAGE_KEYS = (
+    ("borrowed_bytes_max", "borrowed at most"),
+    ("borrows", "borrows"),
+    ("returns", "returns"),
+    ("transfer_ns", "transfer time"),
+    ("swap_outs_avoided", "swap-outs avoided"),
+)
+
+
+def print_memorage(c: Console, m: dict[str, Any]) -> None:
+    """The Memorage pool of a run with [vm.memorage]: how much memory it
+    borrowed from the storage device, how often, and what that saved."""
+    parts = []
+    for k, label in MEMORAGE_KEYS:
+        x = m.get(k)
+        if x is None:
+            continue
+        if k == "borrowed_bytes_max":
+            parts.append(f"{label} {human_bytes(x)}")
+        elif k == "transfer_ns":
+            parts.append(f"{label} {human_ns(x)}")
+        else:
+            parts.append(f"{label} {x:,}")
+    c.print("memorage: " + ", ".join(parts))
 
 
 def print_techs(techs: list[dict[str, Any]]) -> None:

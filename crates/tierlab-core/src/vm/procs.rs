@@ -11,9 +11,15 @@
 //! The references run in time order: the next is always that of the
 //! process whose clock is earliest, so the pages' state changes in the
 //! order the processes would touch them. This needs each process's next
-//! reference at hand: the trace is read ahead into per-process queues (at
-//! most `LOOKAHEAD` references; past that the earliest process with a
-//! queued reference runs, an approximation named in docs/memorage.md).
+//! reference at hand whatever the others have done: a first pass over the
+//! trace finds the processes (in order of first appearance) and counts
+//! their references, then each process reads its own references from a
+//! stream of its own (the trace opened again, its other processes'
+//! references passed over). A process that runs faster than the trace's
+//! interleaving says therefore never waits for the others' references to
+//! be read (a bounded read-ahead of one stream would make it wait: the
+//! `multiprogram` generator's equal turns made every program finish
+//! together). The cost: the trace is read once per process, plus once.
 //!
 //! Sharing a core: a thread runs at `vm.cpu.smt_speed` while another
 //! thread of its core holds a process that is running (not blocked, not
@@ -23,23 +29,54 @@
 
 use super::run::Core;
 use crate::config::ConfigError;
+use crate::config::Source;
 use crate::error::Error;
 use crate::request::Request;
-use crate::source::setup::Batches;
-use crate::time::station::Station;
+use crate::source::setup::{Batches, BATCH};
+use crate::trace::{TraceError, TraceSource};
 use std::collections::VecDeque;
 
-/// References read ahead of the earliest process at most.
-pub const LOOKAHEAD: usize = 1 << 20;
+use crate::time::station::Station;
+
+/// One process's references of a trace: the others' passed over.
+struct OnePid {
+    src: Box<dyn TraceSource>,
+    pid: u32,
+    buf: Vec<Request>,
+}
+
+impl TraceSource for OnePid {
+    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        out.clear();
+        while out.is_empty() {
+            if self.src.next_batch(&mut self.buf, max)? == 0 {
+                break;
+            }
+            out.extend(self.buf.iter().filter(|r| r.pid == self.pid));
+        }
+        Ok(out.len())
+    }
+    fn len_hint(&self) -> Option<u64> {
+        None
+    }
+    fn describe(&self) -> String {
+        format!("{} (pid {})", self.src.describe(), self.pid)
+    }
+}
 
 pub(super) struct Sched {
     threads: u32,
     per_core: u32,
     smt_speed: f64,
+    /// Each process's next references, read from its own stream.
     queues: Vec<VecDeque<Request>>,
-    buffered: usize,
-    trace_done: bool,
+    streams: Vec<Batches>,
+    /// The processes and their streams are set up (the first pass ran).
+    started: bool,
     clock: Vec<f64>,
+    /// The last block on the swap device of each process: from (after its
+    /// reference's CPU time) until.
+    blocked_from: Vec<f64>,
     blocked_until: Vec<f64>,
     user: Vec<f64>,
     system: Vec<f64>,
@@ -76,9 +113,10 @@ impl Sched {
             per_core: c.threads_per_core,
             smt_speed: c.smt_speed,
             queues: Vec::new(),
-            buffered: 0,
-            trace_done: false,
+            streams: Vec::new(),
+            started: false,
             clock: Vec::new(),
+            blocked_from: Vec::new(),
             blocked_until: Vec::new(),
             user: Vec::new(),
             system: Vec::new(),
@@ -106,32 +144,32 @@ impl Sched {
     }
 
     fn live(&self, i: usize) -> bool {
-        !self.queues[i].is_empty() || !self.trace_done
+        !self.queues[i].is_empty() || !self.streams[i].is_done()
     }
 
-    /// Whether another thread of `i`'s core runs a process at `t`.
+    /// Whether another thread of `i`'s core runs a process at `t`: one that
+    /// is live and not blocked on the swap device at `t`. (The fault
+    /// handler before a block is CPU time: the sibling is busy then.)
     fn sibling_busy(&self, i: usize, t: f64) -> bool {
         let core = i as u32 / self.per_core;
         (core * self.per_core..(core + 1) * self.per_core)
             .map(|j| j as usize)
             .filter(|&j| j != i && j < self.queues.len())
-            .any(|j| self.live(j) && self.blocked_until[j] <= t)
+            .any(|j| self.live(j) && !(self.blocked_from[j] <= t && t < self.blocked_until[j]))
     }
 
-    /// Reads batches until every process has a reference queued (or the
-    /// trace ends, or the look-ahead is full).
-    fn fill(&mut self, batches: &mut Batches, c: &mut Core) -> Result<(), Error> {
-        while !self.trace_done
-            && self.buffered < LOOKAHEAD
-            && (self.buffered == 0 || self.queues.iter().any(|q| q.is_empty()))
-        {
-            let Some(buf) = batches.next_batch()? else {
-                self.trace_done = true;
-                break;
-            };
+    /// The first pass: reads the whole trace (`batches`, with its
+    /// `[run] max_requests` limit), registers each process in order of first
+    /// appearance and counts its references; then opens one stream per
+    /// process, limited to that count, so that the processes together run
+    /// exactly the references the trace gives.
+    fn start(&mut self, batches: &mut Batches, c: &mut Core, source: &Source) -> Result<(), Error> {
+        self.started = true;
+        let mut counts: Vec<(u32, u64)> = Vec::new();
+        while let Some(buf) = batches.next_batch()? {
             for r in buf {
                 let i = c.process(r.pid) as usize;
-                if i >= self.queues.len() {
+                if i >= counts.len() {
                     if i as u32 >= self.threads {
                         return Err(ConfigError::at(
                             "vm.cpu",
@@ -146,27 +184,45 @@ impl Sched {
                         )
                         .into());
                     }
-                    self.queues.push(VecDeque::new());
-                    for v in [
-                        &mut self.clock,
-                        &mut self.blocked_until,
-                        &mut self.user,
-                        &mut self.system,
-                        &mut self.blocked,
-                        &mut self.preempted,
-                    ] {
-                        v.push(0.0);
-                    }
-                    self.exited.push(false);
+                    counts.push((r.pid, 0));
                 }
-                self.queues[i].push_back(*r);
-                self.buffered += 1;
-            }
-            if batches.is_done() {
-                self.trace_done = true;
+                counts[i].1 += 1;
             }
         }
+        for (pid, n) in counts {
+            let src = OnePid {
+                src: crate::source::open(source)?,
+                pid,
+                buf: Vec::with_capacity(BATCH),
+            };
+            self.streams
+                .push(Batches::new(Box::new(src), BATCH).limit(n));
+            self.queues.push(VecDeque::new());
+            for v in [
+                &mut self.clock,
+                &mut self.blocked_from,
+                &mut self.blocked_until,
+                &mut self.user,
+                &mut self.system,
+                &mut self.blocked,
+                &mut self.preempted,
+            ] {
+                v.push(0.0);
+            }
+            self.exited.push(false);
+        }
         Ok(())
+    }
+
+    /// Whether process `i` has a next reference at hand, read from its
+    /// stream when its queue is empty.
+    fn ensure(&mut self, i: usize) -> Result<bool, Error> {
+        if self.queues[i].is_empty() {
+            if let Some(buf) = self.streams[i].next_batch()? {
+                self.queues[i].extend(buf.iter().copied());
+            }
+        }
+        Ok(!self.queues[i].is_empty())
     }
 
     /// Runs about `max` more references; true when every process is done.
@@ -174,25 +230,31 @@ impl Sched {
         &mut self,
         batches: &mut Batches,
         c: &mut Core,
+        source: &Source,
         max: u64,
     ) -> Result<bool, Error> {
+        if !self.started {
+            self.start(batches, c, source)?;
+        }
         if self.kswapd.is_some() {
-            return self.step_pressure(batches, c, max);
+            return self.step_pressure(c, max);
         }
         let mut n = 0u64;
         while n < max {
-            self.fill(batches, c)?;
             let Some(i) = (0..self.queues.len())
-                .filter(|&i| !self.queues[i].is_empty())
+                .filter(|&i| self.live(i))
                 .min_by(|&a, &b| self.clock[a].total_cmp(&self.clock[b]))
             else {
                 return Ok(true);
             };
+            if !self.ensure(i)? {
+                // Its stream has just ended: the next earliest runs.
+                continue;
+            }
             n += 1;
             self.run_ref(i, c);
         }
-        self.fill(batches, c)?;
-        Ok(self.buffered == 0 && self.trace_done)
+        Ok((0..self.queues.len()).all(|i| !self.live(i)))
     }
 
     /// Process `i`'s next reference; returns the time its CPU part ends
@@ -200,7 +262,6 @@ impl Sched {
     fn run_ref(&mut self, i: usize, c: &mut Core) -> f64 {
         {
             let r = self.queues[i].pop_front().expect("not empty");
-            self.buffered -= 1;
             let t0 = self.clock[i];
             let speed = if self.smt_speed < 1.0 && self.sibling_busy(i, t0) {
                 self.smt_speed
@@ -220,6 +281,7 @@ impl Sched {
                 let now = t.round() as u64;
                 let (end, _) = self.swap.start_fcfs(now, block.round() as u64);
                 self.blocked[i] += end as f64 - t;
+                self.blocked_from[i] = t;
                 t = end as f64;
                 self.blocked_until[i] = t;
             }
@@ -237,20 +299,14 @@ impl Sched {
     /// earliest of the processes' next references, their exits (a process
     /// whose references are all done frees its memory at its clock) and
     /// kswapd's next pass while it is awake.
-    fn step_pressure(
-        &mut self,
-        batches: &mut Batches,
-        c: &mut Core,
-        max: u64,
-    ) -> Result<bool, Error> {
+    fn step_pressure(&mut self, c: &mut Core, max: u64) -> Result<bool, Error> {
         let mut n = 0u64;
         while n < max {
-            self.fill(batches, c)?;
             let mut next: Option<(f64, Act)> = None;
             for i in 0..self.queues.len() {
-                let act = if !self.queues[i].is_empty() {
+                let act = if self.ensure(i)? {
                     Act::Ref(i)
-                } else if self.trace_done && !self.exited[i] {
+                } else if !self.exited[i] {
                     Act::Exit(i)
                 } else {
                     continue;
@@ -286,8 +342,7 @@ impl Sched {
                 Act::Kswapd => self.kswapd_pass(c),
             }
         }
-        self.fill(batches, c)?;
-        Ok(self.buffered == 0 && self.trace_done && self.exited.iter().all(|&e| e))
+        Ok(self.exited.iter().all(|&e| e))
     }
 
     /// Wakes kswapd at `t` if an allocation asked for it.

@@ -78,6 +78,8 @@ pub struct VmRun {
     c: Core,
     /// `[vm.cpu]`: processes on hardware threads (vm/procs.rs).
     sched: Option<Sched>,
+    /// The trace, opened again per process under `[vm.cpu]` (vm/procs.rs).
+    source: Source,
 }
 
 /// Everything but the source: what each reference updates.
@@ -212,6 +214,7 @@ impl VmRun {
                     s
                 }
             }),
+            source,
             describe: batches.describe(),
             batches,
             c: Core {
@@ -273,7 +276,7 @@ impl VmRun {
     /// source is exhausted.
     pub fn step(&mut self, max: u64) -> Result<bool, Error> {
         if let Some(s) = &mut self.sched {
-            let done = s.step(&mut self.batches, &mut self.c, max)?;
+            let done = s.step(&mut self.batches, &mut self.c, &self.source, max)?;
             let c = &mut self.c;
             if done && c.requests == 0 {
                 return Err(TraceError::Empty {
