@@ -215,6 +215,14 @@ fn bad_input_names_the_key() {
             "vm.memorage.occupancy[1]",
         ),
         (
+            &POOL.replace("occupancy = 0.0", "occupancy = \"lots\""),
+            "vm.memorage.occupancy: invalid type: string \"lots\", expected a fraction from 0 to 1",
+        ),
+        (
+            "[vm.pressure]\nmin = -5\n",
+            "vm.pressure.min: invalid value: integer `-5`, expected a whole number of pages",
+        ),
+        (
             &POOL
                 .replace("remote_speed", "x")
                 .replace("transfer", "remote_speed = 2.0\ntransfer"),

@@ -40,11 +40,43 @@ const GIB: f64 = (1u64 << 30) as f64;
 /// The PSD's file-system occupancy: one fraction, or `[seconds, fraction]`
 /// points over simulated time (each holds from its time to the next; the
 /// first also before it).
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq)]
 #[serde(untagged)]
 pub enum Occupancy {
     Fixed(f64),
     Series(Vec<[f64; 2]>),
+}
+
+impl<'de> Deserialize<'de> for Occupancy {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Occupancy;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a fraction from 0 to 1, or a list of [seconds, fraction] points")
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Occupancy, E> {
+                Ok(Occupancy::Fixed(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Occupancy, E> {
+                Ok(Occupancy::Fixed(v as f64))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Occupancy, E> {
+                Ok(Occupancy::Fixed(v as f64))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Occupancy, A::Error> {
+                let mut v = Vec::new();
+                while let Some(p) = seq.next_element::<[f64; 2]>()? {
+                    v.push(p);
+                }
+                Ok(Occupancy::Series(v))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]

@@ -150,8 +150,6 @@ impl Paging {
 
     /// Before taking a frame under pressure: borrow (Memorage's watermark,
     /// before any reclaim), then direct reclaim below `min`.
-    #[cold]
-    #[inline(never)]
     fn allocate(&mut self, f: &mut Fault) {
         let high = self.pressure.as_ref().map_or(0, |p| p.w.high);
         let free = self.free();
@@ -185,8 +183,6 @@ impl Paging {
 
     /// After a page took a frame under pressure: local frames first, then
     /// borrowed ones; the watermarks (kswapd's wake-up).
-    #[cold]
-    #[inline(never)]
     fn placed(&mut self, key: u64) {
         let resident = self.tier.len() as u64;
         if let Some(pool) = &mut self.pool {
@@ -516,7 +512,7 @@ impl Paging {
 
     fn insert(&mut self, req: &Request, dirty: bool, f: &mut Fault) {
         if self.pressure.is_some() {
-            self.allocate(f);
+            return self.insert_under_pressure(req, dirty, f);
         }
         let mut out: [Option<Victim>; 2] = [None, None];
         let mut more = Vec::new();
@@ -542,9 +538,20 @@ impl Paging {
                 self.read_ahead_unused += 1;
             }
         }
-        if self.pressure.is_some() {
-            self.placed(req.key);
-        }
+    }
+
+    /// [`Paging::insert`] under `[vm.pressure]`: room is made before (the
+    /// tier's capacity is out of reach, so it evicts nothing itself).
+    /// Apart, so that the serial loop's insertion carries one test for it.
+    #[cold]
+    #[inline(never)]
+    fn insert_under_pressure(&mut self, req: &Request, dirty: bool, f: &mut Fault) {
+        self.allocate(f);
+        self.tier
+            .insert(&mut self.store, None, req, dirty, false, |_| {
+                debug_assert!(false, "under pressure the tier never evicts itself")
+            });
+        self.placed(req.key);
     }
 }
 

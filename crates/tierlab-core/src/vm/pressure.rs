@@ -31,11 +31,35 @@ const MIN_FREE_KBYTES_FLOOR: u64 = 128;
 const MIN_FREE_KBYTES_CAP: u64 = 65_536;
 
 /// A watermark: a whole number of pages, or a size ("16MiB").
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq)]
 #[serde(untagged)]
 pub enum Amount {
     Pages(u64),
     Size(String),
+}
+
+impl<'de> Deserialize<'de> for Amount {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Amount;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a whole number of pages (0 or more) or a size such as \"16MiB\"")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Amount, E> {
+                Ok(Amount::Pages(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Amount, E> {
+                u64::try_from(v)
+                    .map(Amount::Pages)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Signed(v), &self))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Amount, E> {
+                Ok(Amount::Size(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl Amount {

@@ -34,9 +34,7 @@ use crate::error::Error;
 use crate::request::Request;
 use crate::source::setup::{Batches, BATCH};
 use crate::trace::{TraceError, TraceSource};
-use std::collections::VecDeque;
-
-use crate::time::station::Station;
+use std::collections::{BTreeMap, VecDeque};
 
 /// One process's references of a trace: the others' passed over.
 struct OnePid {
@@ -81,11 +79,60 @@ pub(super) struct Sched {
     user: Vec<f64>,
     system: Vec<f64>,
     blocked: Vec<f64>,
-    swap: Station,
+    swap: Calendar,
     /// `[vm.pressure]`: kswapd, process exits (vm/pressure.rs).
     kswapd: Option<Kswapd>,
     exited: Vec<bool>,
     preempted: Vec<f64>,
+}
+
+/// The swap device: one server whose reservations are kept as a calendar
+/// of busy intervals. The processes' requests reach it in the order the
+/// earliest-clock loop runs them, which is not quite time order (a process
+/// runs ahead by its reference's CPU time, and one whose next reference is
+/// not read yet waits while the others run on). A first-come-first-served
+/// queue that took arrivals in that order (Lindley's recursion, as
+/// time/station.rs does) would make a request that arrives earlier in time
+/// but later in the loop wait for every request already booked after it.
+/// The calendar serves a request at the first idle gap from its own time
+/// on that is long enough. For arrivals in time order this is the same
+/// FCFS queue; otherwise a later request keeps its slot (no preemption).
+#[derive(Default)]
+struct Calendar {
+    /// Busy intervals by start: start -> end (ns), not overlapping.
+    busy: BTreeMap<u64, u64>,
+    booked: u64,
+}
+
+impl Calendar {
+    /// Books `service` ns for a request arriving at `now`; returns its end.
+    fn reserve(&mut self, now: u64, service: u64) -> u64 {
+        if service == 0 {
+            return now;
+        }
+        let mut t = now;
+        if let Some((_, &e)) = self.busy.range(..=t).next_back() {
+            t = t.max(e);
+        }
+        while let Some((&s, &e)) = self.busy.range(t..).next() {
+            if s >= t + service {
+                break;
+            }
+            t = e;
+        }
+        self.busy.insert(t, t + service);
+        self.booked += 1;
+        t + service
+    }
+
+    /// Forgets the intervals that end by `t` (no request arrives before it).
+    fn forget_before(&mut self, t: u64) {
+        let key = match self.busy.range(..=t).next_back() {
+            Some((&s, &e)) if e > t => s,
+            _ => t,
+        };
+        self.busy = self.busy.split_off(&key);
+    }
 }
 
 /// kswapd: a kernel thread of the earliest-clock loop. It runs on a
@@ -121,7 +168,7 @@ impl Sched {
             user: Vec::new(),
             system: Vec::new(),
             blocked: Vec::new(),
-            swap: Station::new("swap", 1).first_come_first_served(),
+            swap: Calendar::default(),
             kswapd: None,
             exited: Vec::new(),
             preempted: Vec::new(),
@@ -279,7 +326,7 @@ impl Sched {
             let block = k.read_ns + if sync { k.write_ns } else { 0.0 };
             if block > 0.0 {
                 let now = t.round() as u64;
-                let (end, _) = self.swap.start_fcfs(now, block.round() as u64);
+                let end = self.swap.reserve(now, block.round() as u64);
                 self.blocked[i] += end as f64 - t;
                 self.blocked_from[i] = t;
                 t = end as f64;
@@ -287,10 +334,25 @@ impl Sched {
             }
             if !sync && k.write_ns > 0.0 {
                 self.swap
-                    .start_fcfs(t.round() as u64, k.write_ns.round() as u64);
+                    .reserve(t.round() as u64, k.write_ns.round() as u64);
             }
             self.clock[i] = t;
             c.tick();
+            if self.swap.booked >= 4096 {
+                self.swap.booked = 0;
+                // Every later request arrives at or after the earliest
+                // clock of a process with references left (and kswapd's).
+                let mut m = (0..self.queues.len())
+                    .filter(|&j| self.live(j))
+                    .map(|j| self.clock[j])
+                    .fold(f64::INFINITY, f64::min);
+                if let Some(k) = self.kswapd.as_ref().filter(|k| k.awake) {
+                    m = m.min(k.clock);
+                }
+                if m.is_finite() {
+                    self.swap.forget_before(m.max(0.0) as u64);
+                }
+            }
             cpu_end
         }
     }
@@ -363,7 +425,7 @@ impl Sched {
     fn background_writes(&mut self, c: &mut Core, t: f64, dirty: u64) {
         if dirty > 0 {
             let w = c.page_writes_ns(dirty);
-            self.swap.start_fcfs(t.round() as u64, w.round() as u64);
+            self.swap.reserve(t.round() as u64, w.round() as u64);
         }
         c.after_background(dirty);
     }
@@ -413,5 +475,40 @@ impl Sched {
                 p.preempted_ns = Some(self.preempted[i]);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Calendar;
+    use crate::time::station::Station;
+
+    #[test]
+    fn in_time_order_the_calendar_is_the_fcfs_queue() {
+        let mut c = Calendar::default();
+        let mut s = Station::new("swap", 1).first_come_first_served();
+        let mut x = 7u64;
+        let mut now = 0;
+        for _ in 0..2000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            now += (x >> 40) % 500;
+            let service = (x >> 20) % 700 + 1;
+            assert_eq!(c.reserve(now, service), s.start_fcfs(now, service).0);
+            if now % 7 == 0 {
+                c.forget_before(now);
+            }
+        }
+    }
+
+    #[test]
+    fn an_earlier_request_booked_later_takes_the_idle_gap() {
+        let mut c = Calendar::default();
+        // A process far ahead books [1000, 1100).
+        assert_eq!(c.reserve(1000, 100), 1100);
+        // One behind arrives at 10: served at once, not after 1100.
+        assert_eq!(c.reserve(10, 50), 60);
+        // A gap too short for it is passed over.
+        assert_eq!(c.reserve(950, 100), 1200);
+        assert_eq!(c.reserve(1050, 10), 1210);
     }
 }
