@@ -187,18 +187,19 @@ SYSTEM = System(
     (
         "The file memory is an uncached zone reached by 4 KiB page copies at 4 bytes per "
         "55 ns (a lower bound on a Pentium 4's uncached access), one copy per page moved "
-        "(two for a read miss), repeated `slowdown` times, on the one CPU; the disk is the "
-        "catalog's HDD, every page a full random access, with no read-ahead, no on-disk cache "
-        "and no merging of adjacent writes.",
-        "At these costs the disk, not the copies, sets the pace below the working set: at "
-        "512 MiB and slowdown 3 the disk is busy 98-100% of the time and the CPU 4-6% "
-        "(PostMark: 2.9 million write-backs and reads at 8.5-9.5 ms against 5.7 million "
-        "copies of 170 us). PostMark's ratios rise with the slowdown but reach only about "
-        "half of S1's excess over 1; Bonnie's three seekers hide every copy behind another "
-        "seeker's disk read, so its curves coincide until the file fits and its ratio is 1. "
-        "S1's ratios need copies costing a large share of the disk's time: an uncached "
-        "copy much slower than this bound, or a disk much faster per page (sequential, "
-        "merged write-back; short seeks within a 1 GB file; the disk's 4 MB cache).",
+        "(two for a read miss), repeated `slowdown` times, on the one CPU; the disk is a "
+        "positioning disk (10,000 rpm; seek by distance fitted to IBM 10,000 rpm datasheet "
+        "figures, the single-track seek an assumption; half a turn per random access; a "
+        "page after the previous one pays its transfer only; flushes sorted and merged as "
+        "Linux 2.4's elevator does; files laid out whole in creation order).",
+        "PostMark: the copies are now a third of the run at slowdown 3 (CPU 36%, disk "
+        "80% busy at 512 MiB), and the DRAM curve is flat below the working set (every "
+        "created page must reach the disk whatever the cache's size), so a small loss of "
+        "throughput takes much capacity to win back: ratios above S1's at slowdowns 2-4 "
+        "(1.56 at 512 MiB and slowdown 3, where S1 marks 1.39). Bonnie: three seekers keep "
+        "the disk busy all the time (a random 8 KiB read still pays half a turn) and hide "
+        "the copies (CPU 8-24%), so its ratio stays near 1; the uncached copy rate, a lower "
+        "bound, is the assumption that explains that gap.",
         "Throughput counts the time to the last completion, background write-backs included "
         "(Linux 2.4 throttles writers to the write-back); where the ESDC holds everything, "
         "no faster throughput exists on the slow curves within the sweep and the ratio is "

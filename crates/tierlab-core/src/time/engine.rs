@@ -88,7 +88,7 @@ pub struct StackModel {
 struct Dev {
     read: u16,
     write: u16,
-    draw: Draw,
+    exponential: bool,
     reads_first: bool,
     overhead: f64,
     per_op_ns: f64,
@@ -104,17 +104,6 @@ struct Lazy {
     used: u64,
     /// Requests blocked on a full buffer: (job, bytes, op service).
     blocked: VecDeque<(u32, u32, u64)>,
-}
-
-/// How a device's service times follow from its charges.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Draw {
-    /// The charge less the overhead.
-    Fixed,
-    /// Exponential around it.
-    Exponential,
-    /// The positioning disk's time (the backing store with `disk`).
-    Disk,
 }
 
 /// A tier whose erases take device time: its erases seen so far.
@@ -158,19 +147,57 @@ struct Job {
 }
 
 /// The service time of `op` at device `d`: its charge less the software
-/// overhead counted as stack time, or an exponential draw with that mean,
-/// or the positioning disk's time (a background write-back there is the
-/// elevator's, `Engine::elevator`: 0 here).
+/// overhead counted as stack time, or an exponential draw with that mean.
+/// (A positioning disk's are set afterwards: `position`.)
 #[inline]
-fn service_of(d: &Dev, op: &DevOp, rng: &mut Rng, disk: &mut Option<Box<Disk>>) -> u64 {
+fn service_of(d: &Dev, op: &DevOp, rng: &mut Rng) -> u64 {
     let mean = (op.ns - d.overhead).max(0.0);
-    match d.draw {
-        Draw::Fixed => crate::cost::whole_u64(mean),
-        Draw::Exponential => exp_draw(rng, mean),
-        Draw::Disk => match disk {
-            Some(k) if !op.background => k.access_key(op.key, op.bytes, op.kind != OpKind::Read),
-            _ => 0,
-        },
+    if d.exponential {
+        exp_draw(rng, mean)
+    } else {
+        crate::cost::whole_u64(mean)
+    }
+}
+
+/// The positioning disk's service times for a request's operations on it
+/// (device `dev`, `d`): first the write-backs of its flush, as Linux 2.4's
+/// elevator issues them (disk.rs: sorted by block, adjacent ones merged),
+/// queued as background operations ahead of the request's own (which reach
+/// the disk after them); then the request's own, whose stages start at
+/// `first` in the order of its operations.
+#[allow(clippy::too_many_arguments)]
+#[cold]
+#[inline(never)]
+fn position(
+    disk: &mut Disk,
+    ops: &[DevOp],
+    dev: usize,
+    d: &Dev,
+    stages: &mut [Stage],
+    first: usize,
+    batch: &mut Vec<Pending>,
+    background_ops: &mut Vec<(u16, u64, u32, u64)>,
+) {
+    for op in ops {
+        if op.background && op.dev as usize == dev {
+            batch.push(Pending {
+                block: disk.block_of(op.key),
+                blocks: disk.blocks_of(op.bytes as u64),
+                bytes: op.bytes as u64,
+                copy: crate::cost::whole_u64(op.bytes as f64 * d.per_byte_ns),
+            });
+        }
+    }
+    if !batch.is_empty() {
+        let station = d.write;
+        disk.elevator(batch, |service, bytes, copy| {
+            background_ops.push((station, service, bytes as u32, copy));
+        });
+    }
+    for (at, op) in (first..).zip(ops.iter().filter(|op| !op.background)) {
+        if op.dev as usize == dev {
+            stages[at].service = disk.access_key(op.key, op.bytes, op.kind != OpKind::Read);
+        }
     }
 }
 
@@ -380,17 +407,10 @@ impl Engine {
             } else {
                 read
             };
-            let positioned = m.disk.is_some() && i + 1 == m.devices.len();
             devs.push(Dev {
                 read,
                 write,
-                draw: if positioned {
-                    Draw::Disk
-                } else if d.service == Service::Exponential {
-                    Draw::Exponential
-                } else {
-                    Draw::Fixed
-                },
+                exponential: d.service == Service::Exponential,
                 reads_first: d.reads_first,
                 overhead: d.overhead,
                 per_op_ns: d.per_op_ns,
@@ -730,9 +750,6 @@ impl Engine {
         // buffer from one request to the next). Background operations get
         // their service drawn here, in the order of the operations, and
         // start after the loop, before the job enters its first stage.
-        if self.disk.is_some() {
-            self.elevator(h);
-        }
         let Engine {
             jobs,
             devs,
@@ -743,6 +760,7 @@ impl Engine {
             cpu_station,
             link_ns_per_byte,
             disk,
+            disk_batch,
             ..
         } = self;
         let stages = &mut jobs[j as usize].stages;
@@ -770,11 +788,11 @@ impl Engine {
         let last_dev = devs.len() - 1;
         for op in h.ops.ops() {
             let d = &devs[op.dev as usize];
-            let service = service_of(d, op, rng, disk);
+            let service = service_of(d, op, rng);
             let write = op.kind != OpKind::Read;
             if op.background {
-                if d.draw == Draw::Disk {
-                    // Issued by the elevator already.
+                if disk.is_some() && op.dev as usize == last_dev {
+                    // The elevator's (`position`).
                     continue;
                 }
                 let copy = crate::cost::whole_u64(op.bytes as f64 * d.per_byte_ns);
@@ -801,6 +819,20 @@ impl Engine {
                 bytes: op.bytes,
                 service,
             });
+        }
+        if let Some(k) = disk.as_deref_mut() {
+            let first = cpu_at + usize::from(cpu_station.is_some());
+            let d = &devs[last_dev];
+            position(
+                k,
+                h.ops.ops(),
+                last_dev,
+                d,
+                stages,
+                first,
+                disk_batch,
+                background_ops,
+            );
         }
         let stack = crate::cost::whole_u64(stack);
         if self.cpu_station.is_some() {
@@ -837,36 +869,6 @@ impl Engine {
             return NO_JOB;
         }
         j
-    }
-
-    /// The write-backs a request's flush sends the positioning disk, as
-    /// Linux 2.4's elevator issues them (disk.rs): sorted by block, adjacent
-    /// ones merged; queued as background operations ahead of the request's
-    /// own, which reach the disk after them.
-    fn elevator(&mut self, h: &Hierarchy) {
-        let Some(disk) = self.disk.as_deref_mut() else {
-            return;
-        };
-        let last = self.devs.len() - 1;
-        let d = &self.devs[last];
-        for op in h.ops.ops() {
-            if op.background && op.dev as usize == last {
-                self.disk_batch.push(Pending {
-                    block: disk.block_of(op.key),
-                    blocks: disk.blocks_of(op.bytes as u64),
-                    bytes: op.bytes as u64,
-                    copy: crate::cost::whole_u64(op.bytes as f64 * d.per_byte_ns),
-                });
-            }
-        }
-        if self.disk_batch.is_empty() {
-            return;
-        }
-        let station = d.write;
-        let ops = &mut self.background_ops;
-        disk.elevator(&mut self.disk_batch, |service, bytes, copy| {
-            ops.push((station, service, bytes as u32, copy));
-        });
     }
 
     /// The erases request `j`'s access made on erasing tiers, as device
