@@ -168,6 +168,9 @@ const ARRIVAL: u32 = u32::MAX;
 /// No job to enter now (`issue` scheduled it, or no request was issued).
 const NO_JOB: u32 = u32::MAX;
 
+/// Slots of `Tally::pending` (a power of two).
+const PENDING: usize = 32;
+
 /// Per-request accumulators since the end of the warm-up.
 #[derive(Clone, Debug)]
 pub struct Tally {
@@ -181,11 +184,13 @@ pub struct Tally {
     pub station_wait: Vec<u128>,
     pub station_service: Vec<u128>,
     pub hist: hdrhistogram::Histogram<u64>,
-    /// Latencies not yet in `hist`: `run_count` times `run_value` (equal
-    /// latencies in a row, a DRAM hit's, are recorded at once; `histogram`
-    /// gives the whole histogram).
-    run_value: u64,
-    run_count: u64,
+    /// Latencies not yet in `hist`, as (latency, count) in a small table
+    /// by latency: a run repeats a few latencies (a hit at each tier that
+    /// waited nowhere), each recorded once per eviction from the table
+    /// rather than once per request. `histogram` gives the whole histogram
+    /// (the same: an HDR histogram's counts do not depend on the order of
+    /// its records).
+    pending: Box<[(u64, u64); PENDING]>,
     /// Time integral of requests in the system (ns x requests).
     pub in_system_area: u128,
     pub background_ops: u64,
@@ -208,8 +213,7 @@ impl Tally {
             // 1 ns to about 5 simulated days at 3 significant digits.
             hist: hdrhistogram::Histogram::new_with_bounds(1, 1 << 58, 3)
                 .expect("valid histogram bounds"),
-            run_value: 0,
-            run_count: 0,
+            pending: Box::new([(0, 0); PENDING]),
             in_system_area: 0,
             background_ops: 0,
             blocked_writes: 0,
@@ -220,25 +224,28 @@ impl Tally {
     /// Records one latency (ns, at least 1).
     #[inline]
     fn record(&mut self, v: u64) {
-        if v == self.run_value {
-            self.run_count += 1;
+        let slot =
+            (v.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - PENDING.trailing_zeros())) as usize;
+        let p = &mut self.pending[slot];
+        if p.0 == v {
+            p.1 += 1;
             return;
         }
-        if self.run_count > 0 {
-            self.hist
-                .saturating_record_n(self.run_value, self.run_count);
+        if p.1 > 0 {
+            self.hist.saturating_record_n(p.0, p.1);
         }
-        self.run_value = v;
-        self.run_count = 1;
+        *p = (v, 1);
     }
 
     /// Every latency recorded so far.
     pub fn histogram(&self) -> std::borrow::Cow<'_, hdrhistogram::Histogram<u64>> {
-        if self.run_count == 0 {
+        if self.pending.iter().all(|p| p.1 == 0) {
             return std::borrow::Cow::Borrowed(&self.hist);
         }
         let mut h = self.hist.clone();
-        h.saturating_record_n(self.run_value, self.run_count);
+        for &(v, n) in self.pending.iter().filter(|p| p.1 > 0) {
+            h.saturating_record_n(v, n);
+        }
         std::borrow::Cow::Owned(h)
     }
 }
@@ -622,6 +629,20 @@ impl Engine {
             }
             Load::Closed { .. } => self.feed_all(_h, &[r]),
         }
+    }
+
+    /// A closed loop dealing in order whose requests are all issued: its
+    /// buffer of requests, emptied, for the caller to fill (or swap) with
+    /// the next ones in order. None otherwise (`feed_all` then).
+    pub fn order_buffer(&mut self) -> Option<&mut Vec<Request>> {
+        if !matches!(self.load, Load::Closed { by_pid: false, .. })
+            || self.order_at < self.order.len()
+        {
+            return None;
+        }
+        self.order.clear();
+        self.order_at = 0;
+        Some(&mut self.order)
     }
 
     /// Hands the engine the trace's next requests, in order: `feed` for
