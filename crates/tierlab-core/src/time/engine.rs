@@ -109,6 +109,35 @@ struct Erasing {
     ns: u64,
     block_bytes: Option<u64>,
     seen: u64,
+    /// While a tier that counts erases by bytes programmed has programmed
+    /// `lo..hi` bytes, its count is still `seen` (no division per request).
+    lo: u64,
+    hi: u64,
+}
+
+impl Erasing {
+    /// The tier's count is now `count`.
+    fn see(&mut self, count: u64) {
+        self.seen = count;
+        if let Some(b) = self.block_bytes {
+            // Saturated: an empty range, and the exact count every time.
+            self.lo = count.saturating_mul(b);
+            self.hi = self.lo.saturating_add(b);
+        }
+    }
+
+    /// Whether `erases_of(h, self)` is still `seen`, without its division.
+    #[inline]
+    fn unchanged(&self, h: &Hierarchy) -> bool {
+        let t = &h.tiers[self.dev];
+        match t.flash_erases() {
+            Some(c) => c == self.seen,
+            None => match self.block_bytes {
+                Some(_) => (self.lo..self.hi).contains(&t.c.bytes_in),
+                None => self.seen == 0,
+            },
+        }
+    }
 }
 
 /// The erases tier `e.dev` has made so far, as the wear figures count them.
@@ -353,7 +382,10 @@ impl Engine {
                     ns,
                     block_bytes,
                     seen: 0,
+                    lo: 0,
+                    hi: 0,
                 });
+                erasing.last_mut().expect("just pushed").see(0);
             }
             let fcfs = !d.reads_first && d.lazy.is_none();
             let read = add_as(d.name.clone(), d.channels, fcfs);
@@ -697,7 +729,7 @@ impl Engine {
                 h.reset_counters();
                 self.start_counting();
                 for e in &mut self.erasing {
-                    e.seen = erases_of(h, e);
+                    e.see(erases_of(h, e));
                 }
             }
         }
@@ -827,14 +859,14 @@ impl Engine {
     /// `base`.
     fn erases(&mut self, h: &Hierarchy, j: u32, base: usize) {
         // Most requests erase nothing: leave before any bookkeeping.
-        if self.erasing.iter().all(|e| erases_of(h, e) == e.seen) {
+        if self.erasing.iter().all(|e| e.unchanged(h)) {
             return;
         }
         let mut found = std::mem::take(&mut self.erase_stages);
         for e in &mut self.erasing {
             let count = erases_of(h, e);
             let n = count.saturating_sub(e.seen);
-            e.seen = count;
+            e.see(count);
             if n == 0 {
                 continue;
             }
