@@ -832,6 +832,22 @@ impl Simulation {
             if t.pos == t.buf.len() {
                 t.buf.clear();
                 t.pos = 0;
+                // A closed loop dealing in order takes the next batch as
+                // its buffer of requests, without a copy.
+                if let Some(order) = t.engine.order_buffer() {
+                    if self.batches.next_batch_swap(order)? {
+                        t.fed += order.len() as u64;
+                        continue;
+                    }
+                    if self.next_pass()? {
+                        continue;
+                    }
+                    let Some(t) = self.timed.as_mut() else {
+                        unreachable!()
+                    };
+                    t.engine.source_ended();
+                    continue;
+                }
                 match self.batches.next_batch()? {
                     // A closed loop takes the whole batch at once, without
                     // a copy through `buf`.

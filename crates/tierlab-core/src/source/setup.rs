@@ -81,6 +81,18 @@ impl Batches {
         Ok(Some(&self.buf))
     }
 
+    /// `next_batch`, handed over in `out` without a copy: the stream's
+    /// buffer and `out` are swapped (what `out` held is dropped). False
+    /// when the source (or the limit) is reached.
+    pub fn next_batch_swap(&mut self, out: &mut Vec<Request>) -> Result<bool, TraceError> {
+        if self.next_batch()?.is_none() {
+            return Ok(false);
+        }
+        std::mem::swap(&mut self.buf, out);
+        self.buf.clear();
+        Ok(true)
+    }
+
     /// Requests handed out so far.
     pub fn read(&self) -> u64 {
         self.read

@@ -113,6 +113,35 @@ struct Erasing {
     ns: u64,
     block_bytes: Option<u64>,
     seen: u64,
+    /// While a tier that counts erases by bytes programmed has programmed
+    /// `lo..hi` bytes, its count is still `seen` (no division per request).
+    lo: u64,
+    hi: u64,
+}
+
+impl Erasing {
+    /// The tier's count is now `count`.
+    fn see(&mut self, count: u64) {
+        self.seen = count;
+        if let Some(b) = self.block_bytes {
+            // Saturated: an empty range, and the exact count every time.
+            self.lo = count.saturating_mul(b);
+            self.hi = self.lo.saturating_add(b);
+        }
+    }
+
+    /// Whether `erases_of(h, self)` is still `seen`, without its division.
+    #[inline]
+    fn unchanged(&self, h: &Hierarchy) -> bool {
+        let t = &h.tiers[self.dev];
+        match t.flash_erases() {
+            Some(c) => c == self.seen,
+            None => match self.block_bytes {
+                Some(_) => (self.lo..self.hi).contains(&t.c.bytes_in),
+                None => self.seen == 0,
+            },
+        }
+    }
 }
 
 /// The erases tier `e.dev` has made so far, as the wear figures count them.
@@ -215,6 +244,9 @@ const ARRIVAL: u32 = u32::MAX;
 /// No job to enter now (`issue` scheduled it, or no request was issued).
 const NO_JOB: u32 = u32::MAX;
 
+/// Slots of `Tally::pending` (a power of two).
+const PENDING: usize = 32;
+
 /// Per-request accumulators since the end of the warm-up.
 #[derive(Clone, Debug)]
 pub struct Tally {
@@ -228,11 +260,13 @@ pub struct Tally {
     pub station_wait: Vec<u128>,
     pub station_service: Vec<u128>,
     pub hist: hdrhistogram::Histogram<u64>,
-    /// Latencies not yet in `hist`: `run_count` times `run_value` (equal
-    /// latencies in a row, a DRAM hit's, are recorded at once; `histogram`
-    /// gives the whole histogram).
-    run_value: u64,
-    run_count: u64,
+    /// Latencies not yet in `hist`, as (latency, count) in a small table
+    /// by latency: a run repeats a few latencies (a hit at each tier that
+    /// waited nowhere), each recorded once per eviction from the table
+    /// rather than once per request. `histogram` gives the whole histogram
+    /// (the same: an HDR histogram's counts do not depend on the order of
+    /// its records).
+    pending: Box<[(u64, u64); PENDING]>,
     /// Time integral of requests in the system (ns x requests).
     pub in_system_area: u128,
     pub background_ops: u64,
@@ -255,8 +289,7 @@ impl Tally {
             // 1 ns to about 5 simulated days at 3 significant digits.
             hist: hdrhistogram::Histogram::new_with_bounds(1, 1 << 58, 3)
                 .expect("valid histogram bounds"),
-            run_value: 0,
-            run_count: 0,
+            pending: Box::new([(0, 0); PENDING]),
             in_system_area: 0,
             background_ops: 0,
             blocked_writes: 0,
@@ -267,25 +300,28 @@ impl Tally {
     /// Records one latency (ns, at least 1).
     #[inline]
     fn record(&mut self, v: u64) {
-        if v == self.run_value {
-            self.run_count += 1;
+        let slot =
+            (v.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - PENDING.trailing_zeros())) as usize;
+        let p = &mut self.pending[slot];
+        if p.0 == v {
+            p.1 += 1;
             return;
         }
-        if self.run_count > 0 {
-            self.hist
-                .saturating_record_n(self.run_value, self.run_count);
+        if p.1 > 0 {
+            self.hist.saturating_record_n(p.0, p.1);
         }
-        self.run_value = v;
-        self.run_count = 1;
+        *p = (v, 1);
     }
 
     /// Every latency recorded so far.
     pub fn histogram(&self) -> std::borrow::Cow<'_, hdrhistogram::Histogram<u64>> {
-        if self.run_count == 0 {
+        if self.pending.iter().all(|p| p.1 == 0) {
             return std::borrow::Cow::Borrowed(&self.hist);
         }
         let mut h = self.hist.clone();
-        h.saturating_record_n(self.run_value, self.run_count);
+        for &(v, n) in self.pending.iter().filter(|p| p.1 > 0) {
+            h.saturating_record_n(v, n);
+        }
         std::borrow::Cow::Owned(h)
     }
 }
@@ -398,7 +434,10 @@ impl Engine {
                     ns,
                     block_bytes,
                     seen: 0,
+                    lo: 0,
+                    hi: 0,
                 });
+                erasing.last_mut().expect("just pushed").see(0);
             }
             let fcfs = !d.reads_first && d.lazy.is_none();
             let read = add_as(d.name.clone(), d.channels, fcfs);
@@ -678,6 +717,20 @@ impl Engine {
         }
     }
 
+    /// A closed loop dealing in order whose requests are all issued: its
+    /// buffer of requests, emptied, for the caller to fill (or swap) with
+    /// the next ones in order. None otherwise (`feed_all` then).
+    pub fn order_buffer(&mut self) -> Option<&mut Vec<Request>> {
+        if !matches!(self.load, Load::Closed { by_pid: false, .. })
+            || self.order_at < self.order.len()
+        {
+            return None;
+        }
+        self.order.clear();
+        self.order_at = 0;
+        Some(&mut self.order)
+    }
+
     /// Hands the engine the trace's next requests, in order: `feed` for
     /// each, in one step where a closed loop deals them in order.
     pub fn feed_all(&mut self, h: &mut Hierarchy, rs: &[Request]) {
@@ -730,7 +783,7 @@ impl Engine {
                 h.reset_counters();
                 self.start_counting();
                 for e in &mut self.erasing {
-                    e.seen = erases_of(h, e);
+                    e.see(erases_of(h, e));
                 }
             }
         }
@@ -880,14 +933,14 @@ impl Engine {
     /// `base`.
     fn erases(&mut self, h: &Hierarchy, j: u32, base: usize) {
         // Most requests erase nothing: leave before any bookkeeping.
-        if self.erasing.iter().all(|e| erases_of(h, e) == e.seen) {
+        if self.erasing.iter().all(|e| e.unchanged(h)) {
             return;
         }
         let mut found = std::mem::take(&mut self.erase_stages);
         for e in &mut self.erasing {
             let count = erases_of(h, e);
             let n = count.saturating_sub(e.seen);
-            e.seen = count;
+            e.see(count);
             if n == 0 {
                 continue;
             }
