@@ -161,6 +161,48 @@ fn the_memory_tier_wears_by_the_pages_brought_in() {
     assert!(m.wear.tbw_tb.is_some());
 }
 
+/// Runs of repeated pages are taken whole (the policy told once per run)
+/// or cut at every reference (a timeline row each): the same figures, with
+/// the policies whose repeat hits are one step (CLOCK, LRU, ARC) and one
+/// whose are not (LFU), with and without TLB latency and compute time.
+#[test]
+fn runs_of_repeats_cut_anywhere_give_the_same_figures() {
+    let t = lackey(20_000, 6);
+    for vm in [
+        "",
+        "policy = \"lru\"\ntlb = { entries = 8, latency_ns = 0.7 }",
+        "policy = \"arc\"\nread_ahead = 4",
+        "policy = \"lfu\"",
+        "policy = { type = \"clock\", bits = 3 }",
+    ] {
+        let mut a = None;
+        for (interval, compute) in [
+            (1, 0.0),
+            (7, 0.0),
+            (1_000_000, 0.0),
+            (1, 2.5),
+            (1_000_000, 2.5),
+        ] {
+            let toml = format!(
+                "[workload]\ntype = \"trace\"\npath = {:?}\nformat = \"lackey\"\n\
+                 [[tier]]\ntech = \"DRAM-DDR3\"\ncapacity = \"96KiB\"\n\
+                 [backing]\ntech = \"PCM-SLC\"\n[run]\ninterval = {interval}\ncompute = {compute}\n\
+                 [vm]\n{vm}\n",
+                t.path().display()
+            );
+            let mut r = Runner::run(&Config::from_toml_str(&toml).unwrap()).unwrap();
+            r.timeline = Default::default();
+            let key = (compute, r);
+            match &a {
+                Some((c, prev)) if *c == compute => {
+                    assert_eq!(prev, &key.1, "{vm}, interval {interval}")
+                }
+                _ => a = Some(key),
+            }
+        }
+    }
+}
+
 #[test]
 fn same_seed_same_result() {
     let t = lackey(10_000, 5);

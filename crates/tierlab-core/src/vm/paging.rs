@@ -162,6 +162,23 @@ impl Paging {
         self.tier.c.hits += 1;
     }
 
+    /// `n` more references to [`Paging::last_hit`]'s page, `writes` of
+    /// them writes, with nothing between them: as `n` calls of
+    /// [`Paging::repeat`], the policy told once ([`Policy::on_hits`]: a run
+    /// of hits on one page is one step for most policies).
+    ///
+    /// [`Policy::on_hits`]: crate::policy::Policy::on_hits
+    #[inline(always)]
+    pub fn repeats(&mut self, n: u64, writes: u64) {
+        let slot = self.last.1;
+        let req = self.request(self.last.0, writes > 0);
+        self.tier.touch_n(slot, &req, n);
+        if writes > 0 {
+            self.store.set_dirty(slot, true);
+        }
+        self.tier.c.hits += n;
+    }
+
     /// One reference to page `key` (a tag: process index and page number).
     #[inline]
     pub fn access(&mut self, key: u64, write: bool) -> Fault {
