@@ -44,6 +44,9 @@ pub struct VmResult {
     pub t_data_ns: f64,
     /// (T_addr + T_data) / references.
     pub amat_ns: f64,
+    /// Regions collapsed into huge pages (`vm.huge_page` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub huge_promotions: Option<u64>,
 }
 
 /// One process (one address space): its references, faults and time.

@@ -86,6 +86,10 @@ pub(super) struct Core {
     page: u64,
     tlb: Tlb,
     tlb2: Option<Tlb>,
+    /// `vm.tlb_huge`: huge pages' own TLB (else they share `tlb`).
+    tlb_huge: Option<Tlb>,
+    /// A huge page's bytes (0: huge pages off).
+    huge_bytes: u64,
     walker: Walker,
     paging: Paging,
     mem: AccessCost,
@@ -188,6 +192,8 @@ impl VmRun {
                 page,
                 tlb: Tlb::new(&vm.tlb),
                 tlb2: vm.tlb2.as_ref().map(Tlb::new),
+                tlb_huge: vm.tlb_huge.as_ref().map(Tlb::new),
+                huge_bytes: vm.huge_bytes().unwrap_or(0),
                 walker: Walker::new(vm),
                 paging: Paging::new(vm, frames, mem, seed, cfg.tier_name(0)),
                 pte_ns: mem.read(PTE_BYTES),
@@ -534,10 +540,30 @@ impl Core {
                 let hi = (r.key + r.size.max(1) as u64).min((vpn + 1) << self.shift);
                 (hi - lo) as u32
             };
-            let tag = ((pi as u64) << VPN_BITS) | (vpn & VPN_MASK);
+            let mut tag = ((pi as u64) << VPN_BITS) | (vpn & VPN_MASK);
             self.v.translations += 1;
-            t_addr += self.tlb.latency_ns;
-            if !self.tlb.access(tag) {
+            let huge = self.huge_bytes > 0 && {
+                match self.paging.huge_of(tag) {
+                    Some(h) => {
+                        tag = h;
+                        true
+                    }
+                    None => false,
+                }
+            };
+            if huge {
+                // A huge page's translation: its own TLB if configured, no
+                // second level, a walk one level shorter.
+                let t = self.tlb_huge.as_mut().unwrap_or(&mut self.tlb);
+                t_addr += t.latency_ns;
+                if !t.access(tag) {
+                    misses += 1;
+                    t_addr += self.walker.walk_huge() as f64 * self.pte_ns;
+                }
+            } else {
+                t_addr += self.tlb.latency_ns;
+            }
+            if !huge && !self.tlb.access(tag) {
                 let caught = match &mut self.tlb2 {
                     Some(t2) => {
                         t_addr += t2.latency_ns;
@@ -567,29 +593,47 @@ impl Core {
             }
             if f.major {
                 major += 1;
-                t_data += self.fault_major_ns + self.device_read(f.pages_read);
+                // A huge page comes back whole (one read of its bytes).
+                let read = if huge {
+                    self.dev.read(self.huge_bytes as u32)
+                } else {
+                    self.device_read(f.pages_read)
+                };
+                t_data += self.fault_major_ns + read;
                 if TIMED {
                     cost.system_ns += self.fault_major_ns;
-                    cost.read_ns += self.device_read(f.pages_read);
+                    cost.read_ns += read;
                 }
                 self.backing.reads += 1;
-                self.backing.bytes_read += f.pages_read as u64 * self.page;
+                self.backing.bytes_read += if huge {
+                    self.huge_bytes
+                } else {
+                    f.pages_read as u64 * self.page
+                };
             }
             if f.swap_outs > 0 {
                 let n = f.swap_outs as u64;
+                let big = f.huge_swap_outs as u64;
                 self.backing.writes += n;
-                self.backing.bytes_written += n * self.page;
+                self.backing.bytes_written += (n - big) * self.page + big * self.huge_bytes;
+                let mut w = (n - big) as f64 * self.dev.write(self.page as u32);
+                if big > 0 {
+                    w += big as f64 * self.dev.write(self.huge_bytes as u32);
+                }
                 if self.sync_swap_out {
-                    t_data += n as f64 * self.dev.write(self.page as u32);
+                    t_data += w;
                 }
                 if TIMED {
-                    cost.write_ns += n as f64 * self.dev.write(self.page as u32);
+                    cost.write_ns += w;
                 }
             }
             for &k in &self.paging.victims {
                 self.tlb.invalidate(k);
                 if let Some(t2) = &mut self.tlb2 {
                     t2.invalidate(k);
+                }
+                if let Some(th) = &mut self.tlb_huge {
+                    th.invalidate(k);
                 }
             }
         }
@@ -646,6 +690,7 @@ impl Core {
         v.read_ahead_pages = self.paging.read_ahead_pages;
         v.read_ahead_unused = self.paging.read_ahead_unused;
         v.pages_touched = self.paging.pages_touched();
+        v.huge_promotions = self.paging.huge_on().then_some(self.paging.promotions);
         v.amat_ns = if v.references > 0 {
             (v.t_addr_ns + v.t_data_ns) / v.references as f64
         } else {
@@ -705,7 +750,7 @@ impl Core {
                 policy,
                 admission: "always".into(),
                 capacity,
-                used: tier.used() * self.page,
+                used: self.paging.used_bytes(),
                 objects: tier.len() as u64,
                 write: "write-back".into(),
                 miss_ratio: ratio(c.misses, c.hits + c.misses),
