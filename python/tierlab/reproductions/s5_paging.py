@@ -441,7 +441,9 @@ NOTES = (
     "stand-in programs' footprints (0.4-0.7 MiB against S5's 7-17 MB) let 64 TLB "
     "entries hit 99.6% of translations even at 512 B, so T_addr barely depends on "
     "the page size, while the 128-page read-ahead makes each fault's transfer grow "
-    "with it.",
+    "with it. Synthetic programs at S5's own footprints (s5-desktop, unbanded, "
+    "docs/reproduce-s5.md) also find 512 B at 1x: the read-ahead transfer at "
+    "half-footprint memory is the larger driver.",
     "Paging, Linux fault costs (no band): 58.6 us per major and 21.6 us per minor "
     "fault favour fewer, larger faults: 4 KiB at 1x, 2 KiB at 10x.",
 )
