@@ -97,6 +97,49 @@ def test_multiprogram_runs_under_vm_by_byte_address() -> None:
     assert "references of 64 B by byte address" in r.summary["workload"]
 
 
+def test_s5_desktop_preset_runs_one_program_alone() -> None:
+    # S5's xmms (Table 1: 7.86 MB, 1,168,939 references), a tenth of it,
+    # alone: one process, 8 B references (docs/workloads.md).
+    cfg = {
+        "workload": {
+            "type": "multiprogram",
+            "preset": "s5-desktop",
+            "scale": 0.1,
+            "multiprogram": {"only": ["xmms"]},
+        },
+        "tier": [{"tech": "DRAM-DDR3", "capacity": "50%"}],
+        "backing": {"tech": "PCM-SLC"},
+        "vm": {},
+    }
+    r = tierlab.simulate(cfg)
+    assert list(r.processes.index) == [1]
+    assert r.summary["vm"]["references"] == round(1_168_939 * 0.1)
+    assert "references of 8 B by byte address" in r.summary["workload"]
+
+
+def test_huge_pages_collapse_a_full_region() -> None:
+    # A 2 MiB region swept twice: collapsed after the first pass, so the
+    # second pass misses the one-entry huge TLB once (docs/vm.md).
+    cfg = {
+        "workload": {
+            "type": "multiprogram",
+            "seed": 1,
+            "multiprogram": {
+                "requests": 2 * 262_144,
+                "quantum": 1 << 30,
+                "line": 8,
+                "program": [{"rss": "2MiB", "sequential": 1.0}],
+            },
+        },
+        "tier": [{"tech": "DRAM-DDR3", "capacity": "4MiB"}],
+        "backing": {"tech": "PCM-SLC"},
+        "vm": {"huge_page": "2MiB", "tlb": {"entries": 4}, "tlb_huge": {"entries": 1}},
+    }
+    v = tierlab.simulate(cfg).summary["vm"]
+    assert v["huge_promotions"] == 1
+    assert v["tlb_misses"] == 512 + 1
+
+
 def test_without_vm_the_fields_are_null_and_empty() -> None:
     r = tierlab.simulate(
         {
@@ -134,7 +177,12 @@ def test_bad_vm_input_exits_2_with_the_key(tmp_path: Path, cli: Callable[..., Ra
     r = cli("run", cfg)
     assert r.code == 2, r.err
     assert "vm.tlb.ways: 8 is out of range" in r.err and "Traceback" not in r.err
-    ok = cfg.read_text().replace("tlb = { entries = 4, ways = 8 }", 'page_size = "2KiB"')
+    huge = cfg.read_text().replace("tlb = { entries = 4, ways = 8 }", 'huge_page = "3MiB"')
+    cfg.write_text(huge)
+    r = cli("run", cfg)
+    assert r.code == 2, r.err
+    assert "vm.huge_page: 3145728 is out of range" in r.err and "Traceback" not in r.err
+    ok = huge.replace('huge_page = "3MiB"', 'page_size = "2KiB"')
     cfg.write_text(ok)
     r = cli("run", cfg)
     assert r.code == 0, r.err

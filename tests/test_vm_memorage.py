@@ -71,6 +71,7 @@ CPU = "[vm.cpu]\ncores = 4                  # S3 4.1: one 4-core socket, two thr
         ("chunk = ", "remote_speed = 0\nchunk = ", "vm.memorage.remote_speed"),
         ("cores = 4 ", "cores = 0 ", "vm.cpu.cores"),
         (CPU, "[vm.cpux]\n", "vm.memorage"),
+        (CPU, CPU + "[vm.huge]\n", "vm.huge_page"),
     ],
 )
 def test_bad_input_exits_2_with_the_key(
@@ -81,6 +82,10 @@ def test_bad_input_exits_2_with_the_key(
     text = text.replace(old, new)
     if new == "[vm.cpux]\n":
         text = text.replace("[vm.cpux]\nthreads_per_core = 2\n", "")
+    if new.endswith("[vm.huge]\n"):
+        # huge pages and pressure together are refused (not modelled yet)
+        text = text.replace("[vm]\n", '[vm]\nhuge_page = "2MiB"\n', 1)
+        text = text.replace("[vm.huge]\n", "")
     cfg = tmp_path / "bad.toml"
     cfg.write_text(text)
     r = cli("run", cfg)

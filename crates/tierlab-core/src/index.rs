@@ -59,6 +59,16 @@ impl SlotIndex {
         }
     }
 
+    /// A table that holds `n` keys without growing.
+    pub fn with_capacity(n: usize) -> Self {
+        let buckets = (2 * n).next_power_of_two().max(16);
+        SlotIndex {
+            buckets: vec![VACANT; buckets],
+            mask: buckets - 1,
+            len: 0,
+        }
+    }
+
     #[inline(always)]
     fn home(&self, key: u64) -> usize {
         fold_mul(key) as usize & self.mask
@@ -256,6 +266,17 @@ mod tests {
     use super::*;
     use crate::synth::Rng;
     use std::collections::HashMap;
+
+    #[test]
+    fn with_capacity_holds_its_keys_without_growing() {
+        let mut t = SlotIndex::with_capacity(64);
+        let buckets = t.buckets.len();
+        for k in 0..64u64 {
+            t.insert(k << 12, k as u32);
+        }
+        assert_eq!(t.buckets.len(), buckets);
+        assert!((0..64u64).all(|k| t.get(k << 12) == Some(k as u32)));
+    }
 
     #[test]
     fn matches_a_hashmap_under_churn() {

@@ -161,6 +161,135 @@ fn the_memory_tier_wears_by_the_pages_brought_in() {
     assert!(m.wear.tbw_tb.is_some());
 }
 
+/// Runs of repeated pages are taken whole (the policy told once per run)
+/// or cut at every reference (a timeline row each): the same figures, with
+/// the policies whose repeat hits are one step (CLOCK, LRU, ARC) and one
+/// whose are not (LFU), with and without TLB latency and compute time.
+#[test]
+fn runs_of_repeats_cut_anywhere_give_the_same_figures() {
+    let t = lackey(20_000, 6);
+    for vm in [
+        "",
+        "policy = \"lru\"\ntlb = { entries = 8, latency_ns = 0.7 }",
+        "policy = \"arc\"\nread_ahead = 4",
+        "policy = \"lfu\"",
+        "policy = { type = \"clock\", bits = 3 }",
+    ] {
+        let mut a = None;
+        for (interval, compute) in [
+            (1, 0.0),
+            (7, 0.0),
+            (1_000_000, 0.0),
+            (1, 2.5),
+            (1_000_000, 2.5),
+        ] {
+            let toml = format!(
+                "[workload]\ntype = \"trace\"\npath = {:?}\nformat = \"lackey\"\n\
+                 [[tier]]\ntech = \"DRAM-DDR3\"\ncapacity = \"96KiB\"\n\
+                 [backing]\ntech = \"PCM-SLC\"\n[run]\ninterval = {interval}\ncompute = {compute}\n\
+                 [vm]\n{vm}\n",
+                t.path().display()
+            );
+            let mut r = Runner::run(&Config::from_toml_str(&toml).unwrap()).unwrap();
+            r.timeline = Default::default();
+            let key = (compute, r);
+            match &a {
+                Some((c, prev)) if *c == compute => {
+                    assert_eq!(prev, &key.1, "{vm}, interval {interval}")
+                }
+                _ => a = Some(key),
+            }
+        }
+    }
+}
+
+/// A lackey trace of 8-byte loads at the given byte addresses.
+fn loads(addrs: impl IntoIterator<Item = u64>) -> tempfile::NamedTempFile {
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    let s: String = addrs.into_iter().map(|a| format!(" L {a:x},8\n")).collect();
+    f.write_all(s.as_bytes()).unwrap();
+    f
+}
+
+const REGION: u64 = 0x4000_0000; // 2 MiB-aligned
+
+/// `pages` 4 KiB pages of the region, in order, `passes` times.
+fn sweep(pages: u64, passes: u64) -> tempfile::NamedTempFile {
+    loads((0..passes).flat_map(move |_| (0..pages).map(|p| REGION + p * 4096 + 8)))
+}
+
+/// khugepaged's rule: a 2 MiB region collapses once all 512 of its 4 KiB
+/// pages are resident, not before; after it, the whole footprint takes one
+/// huge TLB entry (a second pass misses once), and a walk is one level
+/// shorter (3 references, not 4).
+#[test]
+fn a_full_region_becomes_one_huge_page() {
+    let huge = "huge_page = \"2MiB\"\ntlb = { entries = 4 }\ntlb_huge = { entries = 1 }";
+    let v = run(sweep(511, 2).path(), "\"4MiB\"", huge).vm.unwrap();
+    assert_eq!(v.huge_promotions, Some(0), "511 of 512 pages: no collapse");
+    assert_eq!(v.tlb_misses, 2 * 511);
+    let v = run(sweep(512, 2).path(), "\"4MiB\"", huge).vm.unwrap();
+    assert_eq!(v.huge_promotions, Some(1));
+    // Pass 1: 512 base misses; pass 2: one huge translation.
+    assert_eq!(v.tlb_misses, 512 + 1);
+    assert_eq!(v.walk_references, 512 * 4 + 3);
+    assert_eq!(v.minor_faults, 512);
+    assert_eq!(v.major_faults, 0);
+    // Memory below a huge page never holds a whole region.
+    let v = run(sweep(512, 2).path(), "\"1MiB\"", huge).vm.unwrap();
+    assert_eq!(v.huge_promotions, Some(0));
+}
+
+/// A huge page is evicted and swapped back in whole: 2 MiB each way.
+#[test]
+fn a_huge_page_moves_whole() {
+    // The region, then 4 MiB (two regions) elsewhere, then the region
+    // again, with 3 MiB of memory under LRU: each huge page is the oldest
+    // when room runs out.
+    let other = 0x8000_0000u64;
+    let t = loads(
+        (0..512)
+            .map(|p| REGION + p * 4096)
+            .chain((0..512).map(|p| other + p * 4096))
+            .chain((0..512).map(|p| other + (512 + p) * 4096))
+            .chain((0..4).map(|p| REGION + p * 4096)),
+    );
+    let r = run(
+        t.path(),
+        "\"3MiB\"",
+        "huge_page = \"2MiB\"\npolicy = \"lru\"",
+    );
+    let v = r.vm.unwrap();
+    assert_eq!(
+        v.huge_promotions,
+        Some(3),
+        "the other two regions collapsed too"
+    );
+    assert_eq!(v.major_faults, 1, "the region comes back in one fault");
+    assert_eq!(r.backing.counters.bytes_read, 2 << 20);
+    assert!(r.backing.counters.bytes_written >= 2 << 20);
+    assert_eq!(r.backing.counters.bytes_written % (2 << 20), 0);
+}
+
+/// With huge pages that never form (memory below a region), every figure
+/// is as without them: `page_size` alone is unchanged.
+#[test]
+fn huge_pages_that_never_form_change_nothing() {
+    let t = lackey(20_000, 8);
+    for policy in ["clock", "lru", "lfu"] {
+        let base = format!("policy = \"{policy}\"\nread_ahead = 4\nfirst_touch = \"swap\"");
+        let a = run(t.path(), "\"256KiB\"", &base);
+        let mut b = run(
+            t.path(),
+            "\"256KiB\"",
+            &format!("{base}\nhuge_page = \"2MiB\""),
+        );
+        let v = b.vm.as_mut().unwrap();
+        assert_eq!(v.huge_promotions.take(), Some(0));
+        assert_eq!(a, b, "{policy}");
+    }
+}
+
 #[test]
 fn same_seed_same_result() {
     let t = lackey(10_000, 5);
@@ -234,6 +363,26 @@ fn bad_input_names_the_key_or_the_file() {
             "\"1MiB\"",
             "colour = 1",
             "vm.colour: unknown field `colour`",
+        ),
+        (
+            "\"1MiB\"",
+            "huge_page = \"3MiB\"",
+            "vm.huge_page: 3145728 is out of range; a power of two larger than vm.page_size",
+        ),
+        (
+            "\"1MiB\"",
+            "page_size = \"4KiB\"\nhuge_page = \"4KiB\"",
+            "vm.huge_page: 4096 is out of range",
+        ),
+        (
+            "\"1MiB\"",
+            "tlb_huge = { entries = 8 }",
+            "vm.tlb_huge: a TLB for huge pages needs vm.huge_page",
+        ),
+        (
+            "\"1MiB\"",
+            "huge_page = \"2MiB\"\ntlb_huge = { entries = 8, ways = 3 }",
+            "vm.tlb_huge.ways: 3 does not divide entries (8)",
         ),
     ] {
         let e = config_error(memory, vm, &w);

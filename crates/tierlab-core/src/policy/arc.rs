@@ -193,6 +193,13 @@ impl Policy for Arc {
             self.lists.move_to_front(T2 as usize, slot);
         }
     }
+    /// The entry is at T2's head after one hit: the rest change nothing.
+    #[inline(always)]
+    fn on_hits(&mut self, slot: u32, req: &Request, n: u64) {
+        if n > 0 {
+            self.on_hit(slot, req);
+        }
+    }
     #[inline(always)]
     fn on_remove(&mut self, slot: u32) {
         self.unlink(slot);

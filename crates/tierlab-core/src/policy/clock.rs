@@ -68,6 +68,12 @@ impl Policy for Clock {
             *f += 1;
         }
     }
+    /// The counter rises by one per hit up to its maximum.
+    #[inline(always)]
+    fn on_hits(&mut self, slot: u32, _: &Request, n: u64) {
+        let f = &mut self.freq[slot as usize];
+        *f = (*f as u64).saturating_add(n).min(self.max as u64) as u8;
+    }
     #[inline(always)]
     fn on_remove(&mut self, slot: u32) {
         self.list.unlink(slot);

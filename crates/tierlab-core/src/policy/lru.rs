@@ -30,6 +30,13 @@ impl Policy for Lru {
     fn on_hit(&mut self, slot: u32, _: &Request) {
         self.list.move_to_front(slot);
     }
+    /// The entry is at the head after one hit: the rest change nothing.
+    #[inline(always)]
+    fn on_hits(&mut self, slot: u32, req: &Request, n: u64) {
+        if n > 0 {
+            self.on_hit(slot, req);
+        }
+    }
     #[inline(always)]
     fn on_remove(&mut self, slot: u32) {
         self.list.unlink(slot);

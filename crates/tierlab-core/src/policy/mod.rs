@@ -42,6 +42,20 @@ pub trait Policy {
     fn on_insert(&mut self, slot: u32, req: &Request);
     /// The entry in `slot` was requested again.
     fn on_hit(&mut self, slot: u32, req: &Request);
+    /// `n` hits in a row on the entry in `slot`, no other event between
+    /// them (a run of references to one page, vm/run.rs); `req` stands for
+    /// each of them (they differ at most in their operation, which no
+    /// policy's `on_hit` reads). Must leave the policy as `n` calls of
+    /// `on_hit` would: the default makes them; a policy for which a hit
+    /// right after a hit on the same entry changes nothing (LRU: the entry
+    /// is at the head already; CLOCK once its counter is full) overrides
+    /// it with the one step that matters.
+    #[inline(always)]
+    fn on_hits(&mut self, slot: u32, req: &Request, n: u64) {
+        for _ in 0..n {
+            self.on_hit(slot, req);
+        }
+    }
     /// The entry in `slot` leaves for another reason than eviction
     /// (invalidation, promotion to a faster tier).
     fn on_remove(&mut self, slot: u32);
@@ -205,6 +219,10 @@ macro_rules! registry {
             #[inline(always)]
             fn on_hit(&mut self, slot: u32, req: &Request) {
                 match self { $(AnyPolicy::$variant(p) => p.on_hit(slot, req)),* }
+            }
+            #[inline(always)]
+            fn on_hits(&mut self, slot: u32, req: &Request, n: u64) {
+                match self { $(AnyPolicy::$variant(p) => p.on_hits(slot, req, n)),* }
             }
             #[inline(always)]
             fn on_remove(&mut self, slot: u32) {

@@ -183,6 +183,12 @@ impl Policy for S3Fifo {
         let f = &mut self.freq[slot as usize];
         *f = (*f + 1).min(3);
     }
+    /// The counter rises by one per hit up to 3.
+    #[inline(always)]
+    fn on_hits(&mut self, slot: u32, _: &Request, n: u64) {
+        let f = &mut self.freq[slot as usize];
+        *f = (*f as u64).saturating_add(n).min(3) as u8;
+    }
     #[inline(always)]
     fn on_remove(&mut self, slot: u32) {
         self.unlink(slot);

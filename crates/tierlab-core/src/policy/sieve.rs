@@ -51,6 +51,13 @@ impl Policy for Sieve {
     fn on_hit(&mut self, slot: u32, _: &Request) {
         self.visited[slot as usize] = true;
     }
+    /// The visited bit is set after one hit.
+    #[inline(always)]
+    fn on_hits(&mut self, slot: u32, req: &Request, n: u64) {
+        if n > 0 {
+            self.on_hit(slot, req);
+        }
+    }
     #[inline(always)]
     fn on_remove(&mut self, slot: u32) {
         if self.hand == Some(slot) {

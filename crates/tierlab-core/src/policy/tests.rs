@@ -147,3 +147,61 @@ fn random_is_deterministic_per_seed() {
     assert_eq!(run(5), run(5));
     assert_ne!(run(5), run(6));
 }
+
+/// `on_hits(n)` leaves every policy as `n` calls of `on_hit` would: the
+/// same victims, in the same order, over random inserts, runs of hits and
+/// evictions (fresh slots only, so ghosts never come back). flashcache
+/// (which keeps the default) needs a capacity of whole sets.
+#[test]
+fn on_hits_is_n_hits_for_every_policy() {
+    for &name in NAMES.iter().filter(|&&n| n != "flashcache") {
+        let mk = || {
+            PolicySpec::named(name).unwrap().build(&BuildCtx {
+                capacity: 8,
+                seed: 3,
+                unit_size: true,
+            })
+        };
+        let (mut a, mut b) = (mk(), mk());
+        let mut rng = crate::synth::Rng::new(7);
+        let mut tracked: Vec<u32> = Vec::new();
+        let mut next = 0u32;
+        let evict = |a: &mut AnyPolicy, b: &mut AnyPolicy, tracked: &mut Vec<u32>| {
+            let v = a.evict();
+            assert_eq!(v, b.evict(), "{name}: victims differ");
+            tracked.retain(|&s| s != v);
+            while a.forgotten().is_some() {}
+            while b.forgotten().is_some() {}
+        };
+        for _ in 0..3000 {
+            let roll = rng.below(4);
+            if tracked.is_empty() || (roll == 0 && tracked.len() < 8) {
+                let slot = next;
+                next += 1;
+                let r = Request::read(slot as u64, 1);
+                a.before_insert(&r, None);
+                b.before_insert(&r, None);
+                while a.needs_room() {
+                    assert!(b.needs_room());
+                    evict(&mut a, &mut b, &mut tracked);
+                }
+                a.on_insert(slot, &r);
+                b.on_insert(slot, &r);
+                tracked.push(slot);
+            } else if roll == 1 && tracked.len() == 8 {
+                evict(&mut a, &mut b, &mut tracked);
+            } else {
+                let slot = tracked[rng.below(tracked.len() as u64) as usize];
+                let n = rng.below(5);
+                let r = Request::read(slot as u64, 1);
+                for _ in 0..n {
+                    a.on_hit(slot, &r);
+                }
+                b.on_hits(slot, &r, n);
+            }
+        }
+        while !tracked.is_empty() {
+            evict(&mut a, &mut b, &mut tracked);
+        }
+    }
+}

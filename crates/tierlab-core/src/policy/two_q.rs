@@ -126,6 +126,14 @@ impl Policy for TwoQ {
             self.q.move_to_front(AM, slot);
         }
     }
+    /// An Am entry is at Am's head after one hit, an A1in hit changes
+    /// nothing: the rest change nothing.
+    #[inline(always)]
+    fn on_hits(&mut self, slot: u32, req: &Request, n: u64) {
+        if n > 0 {
+            self.on_hit(slot, req);
+        }
+    }
     #[inline(always)]
     fn on_remove(&mut self, slot: u32) {
         self.unlink(slot);

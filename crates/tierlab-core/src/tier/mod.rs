@@ -210,6 +210,13 @@ impl Tier {
         self.policy.on_hit(slot, req);
     }
 
+    /// `n` hits in a row on `slot` with nothing between them: as `n`
+    /// calls of [`Tier::touch`] (the policy's `on_hits`).
+    #[inline(always)]
+    pub fn touch_n(&mut self, slot: u32, req: &Request, n: u64) {
+        self.policy.on_hits(slot, req, n);
+    }
+
     /// Starts loading the policy state a hit on (or an insertion of) `slot`
     /// will touch.
     #[inline(always)]

@@ -32,6 +32,10 @@ pub const VPN_MASK: u64 = (1 << VPN_BITS) - 1;
 /// No page tag is this (process indexes stay far below 2^24).
 const NO_PAGE: u64 = u64::MAX;
 
+/// The bit that marks a huge page's tag: its page number is the region's
+/// (the base page number over the base pages per huge page).
+pub const HUGE: u64 = 1 << 63;
+
 /// A page's state bits: brought into memory at least once.
 const TOUCHED: u8 = 1;
 /// The swap device holds a valid copy of the page.
@@ -46,6 +50,8 @@ pub struct Fault {
     pub pages_read: u32,
     /// Dirty pages written to the device to make room.
     pub swap_outs: u32,
+    /// Of `swap_outs`, huge pages (each moves a huge page's bytes).
+    pub huge_swap_outs: u32,
 }
 
 /// Under `[vm.pressure]`: what the allocations since the timed loop last
@@ -96,20 +102,41 @@ pub struct Paging {
     released_pages: u64,
     /// Allocation costs not yet taken by the timed loop.
     pub alloc_cost: AllocCost,
+    /// Huge pages: base pages per huge page (0: off) and its log2.
+    ratio: u64,
+    ratio_shift: u32,
+    /// Resident base pages per region (a huge page's worth of base pages,
+    /// keyed by its huge tag), while it has any.
+    resident: KeyMap<u32>,
+    /// Regions collapsed into huge pages (they stay huge).
+    promoted: KeySet,
+    /// Regions whose base pages became all resident (to collapse).
+    full: Vec<u64>,
+    /// Collapses made (khugepaged's rule).
+    pub promotions: u64,
 }
 
 impl Paging {
     pub fn new(c: &VmConfig, frames: u64, memory: AccessCost, seed: u64, name: String) -> Self {
+        let page = c.page_bytes();
+        let ratio = c.huge_bytes().map_or(0, |h| h / page);
+        // With huge pages the frames count bytes (a huge page takes `ratio`
+        // frames); else each entry is one frame.
+        let (capacity, unit) = if ratio > 0 {
+            (frames * page, false)
+        } else {
+            (frames, true)
+        };
         let policy = c.policy.build(&BuildCtx {
-            capacity: frames,
+            capacity,
             seed,
-            unit_size: true,
+            unit_size: unit,
         });
         let admission =
             AdmissionSpec::default().build(&crate::admission::BuildCtx { seed, tier: 0 });
         Paging {
             frames,
-            tier: Tier::new(name, 0, frames, true, policy, admission, true, memory),
+            tier: Tier::new(name, 0, capacity, unit, policy, admission, true, memory),
             store: Store::new(),
             first_touch: c.first_touch,
             read_ahead: c.read_ahead.max(1) as u64,
@@ -129,6 +156,41 @@ impl Paging {
             limit: frames,
             released_pages: 0,
             alloc_cost: AllocCost::default(),
+            ratio,
+            ratio_shift: ratio.trailing_zeros(),
+            resident: KeyMap::default(),
+            promoted: KeySet::default(),
+            full: Vec::new(),
+            promotions: 0,
+        }
+    }
+
+    /// Whether huge pages are on.
+    #[inline(always)]
+    pub fn huge_on(&self) -> bool {
+        self.ratio > 0
+    }
+
+    /// The huge page a base page `key` lies in, if its region was collapsed.
+    #[inline]
+    pub fn huge_of(&self, key: u64) -> Option<u64> {
+        let h = self.region(key);
+        self.promoted.contains(&h).then_some(h)
+    }
+
+    /// The tag of the region (huge page) base page `key` lies in.
+    #[inline(always)]
+    fn region(&self, key: u64) -> u64 {
+        let vpn = key & VPN_MASK;
+        HUGE | (key - vpn) | (vpn >> self.ratio_shift)
+    }
+
+    /// Bytes of the memory in use.
+    pub fn used_bytes(&self) -> u64 {
+        if self.ratio > 0 {
+            self.tier.used()
+        } else {
+            self.tier.used() * self.page as u64
         }
     }
 
@@ -423,6 +485,23 @@ impl Paging {
         self.tier.c.hits += 1;
     }
 
+    /// `n` more references to [`Paging::last_hit`]'s page, `writes` of
+    /// them writes, with nothing between them: as `n` calls of
+    /// [`Paging::repeat`], the policy told once ([`Policy::on_hits`]: a run
+    /// of hits on one page is one step for most policies).
+    ///
+    /// [`Policy::on_hits`]: crate::policy::Policy::on_hits
+    #[inline(always)]
+    pub fn repeats(&mut self, n: u64, writes: u64) {
+        let slot = self.last.1;
+        let req = self.request(self.last.0, writes > 0);
+        self.tier.touch_n(slot, &req, n);
+        if writes > 0 {
+            self.store.set_dirty(slot, true);
+        }
+        self.tier.c.hits += n;
+    }
+
     /// One reference to page `key` (a tag: process index and page number).
     #[inline]
     pub fn access(&mut self, key: u64, write: bool) -> Fault {
@@ -459,12 +538,20 @@ impl Paging {
             *e = b | TOUCHED;
             b
         };
+        let req = if key & HUGE != 0 {
+            Request {
+                size: self.page * self.ratio as u32,
+                ..req
+            }
+        } else {
+            req
+        };
         if self.on_device_bits(bits) {
             f.major = true;
             self.major_faults += 1;
             self.insert(&req, write, &mut f);
             f.pages_read = 1;
-            if self.read_ahead > 1 {
+            if self.read_ahead > 1 && key & HUGE == 0 {
                 self.read_around(key, &mut f);
             }
             self.pages_read += f.pages_read as u64;
@@ -475,7 +562,49 @@ impl Paging {
             self.minor_faults += 1;
             self.insert(&req, write, &mut f);
         }
+        if self.ratio > 0 {
+            self.promote_full_regions(&mut f);
+        }
         f
+    }
+
+    /// khugepaged's rule (Linux, Documentation/admin-guide/mm/transhuge.rst:
+    /// khugepaged collapses a huge-page-aligned range of base pages into a
+    /// huge page), applied at once: a region whose base pages are all
+    /// resident is collapsed into one huge page. Its base pages leave (their
+    /// translations are shot down, as victims) and the huge page takes their
+    /// frames; it is dirty, having no swap copy of its own.
+    fn promote_full_regions(&mut self, f: &mut Fault) {
+        while let Some(h) = self.full.pop() {
+            if self
+                .resident
+                .get(&h)
+                .is_none_or(|&n| n as u64 != self.ratio)
+            {
+                continue;
+            }
+            self.resident.remove(&h);
+            let vpn0 = (h & VPN_MASK) << self.ratio_shift;
+            let base = (h & !HUGE) - (h & VPN_MASK);
+            for k in (base | vpn0)..(base | vpn0) + self.ratio {
+                let slot = self
+                    .tier
+                    .lookup(&self.store, k)
+                    .expect("a full region's pages are resident");
+                self.tier.remove(&mut self.store, slot);
+                self.unmapped.remove(&k);
+                self.victims.push(k);
+            }
+            self.promoted.insert(h);
+            self.promotions += 1;
+            *self.state.entry(h).or_insert(0) |= TOUCHED;
+            let req = Request {
+                key: h,
+                size: self.page * self.ratio as u32,
+                ..Request::default()
+            };
+            self.insert(&req, true, f);
+        }
     }
 
     /// The rest of `key`'s aligned cluster that is on the device and not
@@ -526,8 +655,29 @@ impl Paging {
                     more.push(v)
                 }
             });
+        if self.ratio > 0 && req.key & HUGE == 0 {
+            let r = self.region(req.key);
+            let n = self.resident.entry(r).or_insert(0);
+            *n += 1;
+            if *n as u64 == self.ratio {
+                self.full.push(r);
+            }
+        }
         for v in out.into_iter().flatten().chain(more) {
             self.victims.push(v.key);
+            if self.ratio > 0 {
+                if v.key & HUGE != 0 {
+                    f.huge_swap_outs += v.dirty as u32;
+                } else {
+                    let r = self.region(v.key);
+                    if let Some(n) = self.resident.get_mut(&r) {
+                        *n -= 1;
+                        if *n == 0 {
+                            self.resident.remove(&r);
+                        }
+                    }
+                }
+            }
             if v.dirty {
                 f.swap_outs += 1;
                 self.swap_outs += 1;

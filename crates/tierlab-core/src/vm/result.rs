@@ -63,6 +63,9 @@ pub struct VmResult {
     pub min_free_pages: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kswapd_cpu_ns: Option<f64>,
+    /// Regions collapsed into huge pages (`vm.huge_page` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub huge_promotions: Option<u64>,
 }
 
 /// One process (one address space): its references, faults and time.

@@ -88,6 +88,10 @@ pub(super) struct Core {
     page: u64,
     tlb: Tlb,
     tlb2: Option<Tlb>,
+    /// `vm.tlb_huge`: huge pages' own TLB (else they share `tlb`).
+    tlb_huge: Option<Tlb>,
+    /// A huge page's bytes (0: huge pages off).
+    huge_bytes: u64,
     walker: Walker,
     paging: Paging,
     mem: AccessCost,
@@ -222,6 +226,8 @@ impl VmRun {
                 page,
                 tlb: Tlb::new(&vm.tlb),
                 tlb2: vm.tlb2.as_ref().map(Tlb::new),
+                tlb_huge: vm.tlb_huge.as_ref().map(Tlb::new),
+                huge_bytes: vm.huge_bytes().unwrap_or(0),
                 walker: Walker::new(vm),
                 paging,
                 reclaim_ns,
@@ -450,9 +456,11 @@ impl Core {
     /// ([`Core::reference`]) would find a TLB hit that changes no order and
     /// a page hit the policy is told of. This is that path less its
     /// lookups, its sums kept in registers over the run and added in the
-    /// same order (the same figures to the last bit). Returns how many it
-    /// took (0: the first is not such a repeat).
-    #[inline]
+    /// same order (the same figures to the last bit), and the policy told
+    /// of the run's hits once at its end (`Policy::on_hits`: nothing else
+    /// reaches the policy in between). Returns how many it took (0: the
+    /// first is not such a repeat).
+    #[inline(always)]
     fn repeats(&mut self, rs: &[Request]) -> usize {
         let tag = self.paging.last_hit();
         let (pid, pi) = self.last_pid;
@@ -461,29 +469,68 @@ impl Core {
         if tag != self.tlb.last() || tag >> VPN_BITS != pi as u64 {
             return 0;
         }
-        let vpn = tag & VPN_MASK;
+        let Some(r0) = rs.first() else {
+            return 0;
+        };
+        let (first, last) = pages(r0.key, r0.size, self.shift);
+        if r0.pid != pid
+            || first != last
+            || first & VPN_MASK != tag & VPN_MASK
+            || r0.op == Op::Delete
+        {
+            return 0;
+        }
+        self.run_from(rs, first << self.shift, pi)
+    }
+
+    /// [`Core::repeats`] once its first reference is a repeat (out of
+    /// line: most calls stop before).
+    #[inline(never)]
+    fn run_from(&mut self, rs: &[Request], lo: u64, pi: u32) -> usize {
+        // The run: the references up to the next timeline mark that stay
+        // within the bytes of the first one's page, [lo, lo + page). (One
+        // whose page number differs above the tag's bits is left to the
+        // general path, which finds the same repeat.)
+        let pid = self.last_pid.0;
+        let page = self.page;
+        let max = rs.len().min(self.countdown as usize);
+        let n = 1 + rs[1..max]
+            .iter()
+            .take_while(|r| {
+                let size = r.size.max(1) as u64;
+                r.pid == pid
+                    && r.op != Op::Delete
+                    && size <= page
+                    && r.key.wrapping_sub(lo) <= page - size
+            })
+            .count();
+        // Without TLB latency and compute time (the usual case) each
+        // reference adds only its data time: x + 0.0 is x for the sums'
+        // non-negative values, so both loops give the same bits.
+        if self.tlb.latency_ns == 0.0 && self.compute_ns == 0.0 {
+            self.run_of::<true>(&rs[..n], pi);
+        } else {
+            self.run_of::<false>(&rs[..n], pi);
+        }
+        n
+    }
+
+    /// The figures of a run of repeats ([`Core::repeats`]): the general
+    /// path's sums kept in registers and added in its order, the TLB and
+    /// the pager told once. `ZERO`: no TLB latency and no compute time.
+    #[inline(always)]
+    fn run_of<const ZERO: bool>(&mut self, run: &[Request], pi: u32) {
         let lat = self.tlb.latency_ns;
         let compute = self.compute_ns;
+        let (unit, rd, wr) = self.mem_small;
         let (mut t_addr, mut t_data) = (self.v.t_addr_ns, self.v.t_data_ns);
         let mut runtime = self.procs[pi as usize].runtime_ns;
         let (mut writes, mut bytes) = (0u64, 0u64);
-        let max = rs.len().min(self.countdown as usize);
-        let mut n = 0;
-        for r in &rs[..max] {
-            let (first, last) = pages(r.key, r.size, self.shift);
-            if r.pid != pid || first != last || first & VPN_MASK != vpn {
-                break;
-            }
-            let write = match r.op {
-                Op::Read => false,
-                Op::Write => true,
-                Op::Delete => break,
-            };
+        for r in run {
+            let write = r.op == Op::Write;
             writes += write as u64;
             bytes += r.size as u64;
-            self.paging.repeat(write);
             let size = r.size.max(1);
-            let (unit, rd, wr) = self.mem_small;
             let d = if size as u64 <= unit {
                 if write {
                     wr
@@ -493,26 +540,28 @@ impl Core {
             } else {
                 self.mem.access(size, write)
             };
-            t_addr += lat;
-            t_data += d;
-            runtime += lat + d + compute;
-            n += 1;
+            if ZERO {
+                t_data += d;
+                runtime += d;
+            } else {
+                t_addr += lat;
+                t_data += d;
+                runtime += lat + d + compute;
+            }
         }
-        if n > 0 {
-            let m = n as u64;
-            self.requests += m;
-            self.writes += writes;
-            self.reads += m - writes;
-            self.bytes += bytes;
-            self.v.translations += m;
-            self.tlb.repeat_n(m);
-            self.v.t_addr_ns = t_addr;
-            self.v.t_data_ns = t_data;
-            let p = &mut self.procs[pi as usize];
-            p.references += m;
-            p.runtime_ns = runtime;
-        }
-        n
+        let m = run.len() as u64;
+        self.requests += m;
+        self.writes += writes;
+        self.reads += m - writes;
+        self.bytes += bytes;
+        self.v.translations += m;
+        self.tlb.repeat_n(m);
+        self.paging.repeats(m, writes);
+        self.v.t_addr_ns = t_addr;
+        self.v.t_data_ns = t_data;
+        let p = &mut self.procs[pi as usize];
+        p.references += m;
+        p.runtime_ns = runtime;
     }
 
     #[inline(always)]
@@ -559,10 +608,30 @@ impl Core {
                 let hi = (r.key + r.size.max(1) as u64).min((vpn + 1) << self.shift);
                 (hi - lo) as u32
             };
-            let tag = ((pi as u64) << VPN_BITS) | (vpn & VPN_MASK);
+            let mut tag = ((pi as u64) << VPN_BITS) | (vpn & VPN_MASK);
             self.v.translations += 1;
-            t_addr += self.tlb.latency_ns;
-            if !self.tlb.access(tag) {
+            let huge = self.huge_bytes > 0 && {
+                match self.paging.huge_of(tag) {
+                    Some(h) => {
+                        tag = h;
+                        true
+                    }
+                    None => false,
+                }
+            };
+            if huge {
+                // A huge page's translation: its own TLB if configured, no
+                // second level, a walk one level shorter.
+                let t = self.tlb_huge.as_mut().unwrap_or(&mut self.tlb);
+                t_addr += t.latency_ns;
+                if !t.access(tag) {
+                    misses += 1;
+                    t_addr += self.walker.walk_huge() as f64 * self.pte_ns;
+                }
+            } else {
+                t_addr += self.tlb.latency_ns;
+            }
+            if !huge && !self.tlb.access(tag) {
                 let caught = match &mut self.tlb2 {
                     Some(t2) => {
                         t_addr += t2.latency_ns;
@@ -604,29 +673,47 @@ impl Core {
             }
             if f.major {
                 major += 1;
-                t_data += self.fault_major_ns + self.device_read(f.pages_read);
+                // A huge page comes back whole (one read of its bytes).
+                let read = if huge {
+                    self.dev.read(self.huge_bytes as u32)
+                } else {
+                    self.device_read(f.pages_read)
+                };
+                t_data += self.fault_major_ns + read;
                 if TIMED {
                     cost.system_ns += self.fault_major_ns;
-                    cost.read_ns += self.device_read(f.pages_read);
+                    cost.read_ns += read;
                 }
                 self.backing.reads += 1;
-                self.backing.bytes_read += f.pages_read as u64 * self.page;
+                self.backing.bytes_read += if huge {
+                    self.huge_bytes
+                } else {
+                    f.pages_read as u64 * self.page
+                };
             }
             if f.swap_outs > 0 {
                 let n = f.swap_outs as u64;
+                let big = f.huge_swap_outs as u64;
                 self.backing.writes += n;
-                self.backing.bytes_written += n * self.page;
+                self.backing.bytes_written += (n - big) * self.page + big * self.huge_bytes;
+                let mut w = (n - big) as f64 * self.dev.write(self.page as u32);
+                if big > 0 {
+                    w += big as f64 * self.dev.write(self.huge_bytes as u32);
+                }
                 if self.sync_swap_out {
-                    t_data += n as f64 * self.dev.write(self.page as u32);
+                    t_data += w;
                 }
                 if TIMED {
-                    cost.write_ns += n as f64 * self.dev.write(self.page as u32);
+                    cost.write_ns += w;
                 }
             }
             for &k in &self.paging.victims {
                 self.tlb.invalidate(k);
                 if let Some(t2) = &mut self.tlb2 {
                     t2.invalidate(k);
+                }
+                if let Some(th) = &mut self.tlb_huge {
+                    th.invalidate(k);
                 }
             }
         }
@@ -705,6 +792,7 @@ impl Core {
                 p.min_free_seen
             });
         }
+        v.huge_promotions = self.paging.huge_on().then_some(self.paging.promotions);
         v.amat_ns = if v.references > 0 {
             (v.t_addr_ns + v.t_data_ns) / v.references as f64
         } else {
@@ -764,7 +852,7 @@ impl Core {
                 policy,
                 admission: "always".into(),
                 capacity,
-                used: tier.used() * self.page,
+                used: self.paging.used_bytes(),
                 objects: tier.len() as u64,
                 write: "write-back".into(),
                 miss_ratio: ratio(c.misses, c.hits + c.misses),

@@ -4,7 +4,7 @@
 //! set is the tag modulo the number of sets.
 
 use super::config::TlbConfig;
-use crate::hash::KeyMap;
+use crate::index::SlotIndex;
 
 const EMPTY: u64 = u64::MAX;
 
@@ -21,13 +21,18 @@ const SCAN_WAYS: usize = 8;
 /// than every valid one.
 pub struct Tlb {
     sets: u64,
+    /// `sets` is a power of two: the set is the tag's low bits (no
+    /// division; one set when fully associative).
+    pow2: bool,
     ways: usize,
     tags: Vec<u64>,
     prev: Vec<u32>,
     next: Vec<u32>,
     head: Vec<u32>,
-    /// Where each resident tag is, for sets wider than [`SCAN_WAYS`].
-    index: Option<KeyMap<u32>>,
+    /// Where each resident tag is, for sets wider than [`SCAN_WAYS`]
+    /// (the tier's open-addressing table: a miss looks up, removes and
+    /// inserts, a third of hashbrown's instructions for each).
+    index: Option<SlotIndex>,
     /// The tag of the last lookup: it is its set's most recent entry, so a
     /// repeat is a hit that changes no order (most references repeat the
     /// page before them).
@@ -57,16 +62,15 @@ impl Tlb {
             .collect();
         Tlb {
             sets: sets as u64,
+            pow2: sets.is_power_of_two(),
             ways,
             tags: vec![EMPTY; n],
             prev,
             next,
             head: (0..sets).map(|s| (s * ways) as u32).collect(),
-            index: (ways > SCAN_WAYS).then(|| {
-                let mut m = KeyMap::default();
-                m.reserve(n);
-                m
-            }),
+            // At most a quarter full: short probe runs for the backward
+            // shift of a removal, which every miss of a full TLB makes.
+            index: (ways > SCAN_WAYS).then(|| SlotIndex::with_capacity(2 * n)),
             last: EMPTY,
             latency_ns: c.latency_ns.0,
             hits: 0,
@@ -76,14 +80,18 @@ impl Tlb {
 
     #[inline(always)]
     fn set(&self, tag: u64) -> usize {
-        (tag % self.sets) as usize
+        if self.pow2 {
+            (tag & (self.sets - 1)) as usize
+        } else {
+            (tag % self.sets) as usize
+        }
     }
 
     /// The entry holding `tag` in set `set`, if any.
     #[inline(always)]
     fn find(&self, set: usize, tag: u64) -> Option<usize> {
         match &self.index {
-            Some(m) => m.get(&tag).map(|&s| s as usize),
+            Some(m) => m.get(tag).map(|s| s as usize),
             None => {
                 let base = set * self.ways;
                 self.tags[base..base + self.ways]
@@ -155,7 +163,7 @@ impl Tlb {
         let old = std::mem::replace(&mut self.tags[victim], tag);
         if let Some(m) = &mut self.index {
             if old != EMPTY {
-                m.remove(&old);
+                m.remove(old);
             }
             m.insert(tag, victim as u32);
         }
@@ -174,7 +182,7 @@ impl Tlb {
         };
         self.tags[s] = EMPTY;
         if let Some(m) = &mut self.index {
-            m.remove(&tag);
+            m.remove(tag);
         }
         let h = self.head[set] as usize;
         if s == h {

@@ -53,6 +53,16 @@ impl Walker {
         (refs, t)
     }
 
+    /// A walk for a huge page: one level shorter (its leaf is the level
+    /// above the base pages' leaf), and not through the page-walk cache.
+    #[inline]
+    pub fn walk_huge(&mut self) -> u32 {
+        self.walks += 1;
+        let refs = self.levels.saturating_sub(1).max(1);
+        self.references += refs as u64;
+        refs
+    }
+
     pub fn cache_hits(&self) -> u64 {
         self.cache.as_ref().map_or(0, |c| c.hits)
     }
