@@ -190,6 +190,35 @@ def _plot(rel: pd.DataFrame) -> Plot:
     )
 
 
+def _plot_timeline(tl: pd.DataFrame) -> Plot:
+    """Free pages, borrowed capacity and swap traffic over the run, Baseline
+    beside Memorage (smt_speed 0.6)."""
+    from tierlab.report import Plot, _figure
+
+    fig, axes = _figure(width=12.0, ncols=3)
+    panels = (
+        ("free_pages", "free pages"),
+        ("borrowed_bytes", "borrowed capacity (bytes)"),
+        ("swap_out_pages", "pages swapped out per interval"),
+    )
+    for ax, (col, label) in zip(axes, panels, strict=True):
+        for cfg in (BASE, MEMORAGE):
+            t = tl[tl["vm.memorage.enabled"] == cfg]
+            if col in t:
+                ax.plot(t["requests"], t[col], label=cfg)
+        ax.set_xlabel("references")
+        ax.set_ylabel(label)
+        ax.legend(fontsize="small")
+    fig.tight_layout()
+    return Plot(
+        "s3-timeline",
+        fig,
+        "Over the run (smt_speed 0.6): free pages (Linux's watermarks keep them between "
+        "min and high), capacity borrowed from the storage device (Memorage only) and pages "
+        "swapped out per interval. Experiment s3.",
+    )
+
+
 def _plot_faults(faults: pd.DataFrame) -> Plot:
     from tierlab.report import Plot, _figure
 
@@ -378,6 +407,10 @@ def run(ctx: Context) -> Outcome:
         ),
     ]
     per_program = rel.round(3).reset_index()
+    from tierlab.store import load_timelines
+
+    tl = load_timelines(ctx.out / "s3.sqlite", "s3")
+    tl = tl[tl["vm.cpu.smt_speed"] == SMT]
     fault_tab = faults.reset_index()
     life = pd.DataFrame([{"run": BASE, **life_b}, {"run": MEMORAGE, **life_m}]).round(4)
     sections = [
@@ -401,6 +434,13 @@ def run(ctx: Context) -> Outcome:
             "(64 B lines that reached memory; S3 counts memory instructions).",
             tables=[("Faults", fault_tab)],
             figures=[_plot_faults(faults)],
+        ),
+        Section(
+            "S3: memory over time",
+            "Free pages, capacity borrowed from the storage device and swap traffic over the "
+            "run, Baseline beside Memorage (smt_speed 0.6), from each run's timeline "
+            "(docs/memorage.md).",
+            figures=[_plot_timeline(tl)],
         ),
         Section(
             "S3: lifetimes (eqs. 1, 2)",
