@@ -222,12 +222,7 @@ def desktop_variant(
             rows.append(df)
     df = pd.concat(rows, ignore_index=True)
     df = df.rename(columns={"vm.page_size": "page", "backing.tech": "scm"})
-    df["page"] = df["page"].astype(int)
-    df["t_total_ns"] = df["vm.t_addr_ns"] + df["vm.t_data_ns"]
-    refs = df["vm.references"].clip(lower=1)
-    df["t_addr_per_ref"] = df["vm.t_addr_ns"] / refs
-    df["t_data_per_ref"] = df["vm.t_data_ns"] / refs
-    df["tlb_hit_ratio"] = 1.0 - df["vm.tlb_miss_ratio"]
+    _per_reference(df)
     best = (
         df.loc[df.groupby(["scm", "program"])["t_total_ns"].idxmin()]
         .pivot_table(index="program", columns="scm", values="page")
@@ -246,15 +241,21 @@ def desktop_variant(
     return {"programs": info, "best": best, "split": split, "tlb_hit_ratio_1x": tlb.to_frame()}
 
 
-def summarise(df: pd.DataFrame, dt: pd.DataFrame, info: pd.DataFrame) -> Measured:
-    """The figures and tables from the two experiments' results."""
-    df = df.rename(columns={"vm.page_size": "page", "backing.tech": "scm", "vm": "variant"})
+def _per_reference(df: pd.DataFrame) -> None:
+    """Adds T_total and the per-reference T_addr, T_data and TLB hit ratio to
+    a results frame whose page-size column is named ``page``."""
     df["page"] = df["page"].astype(int)
     df["t_total_ns"] = df["vm.t_addr_ns"] + df["vm.t_data_ns"]
     refs = df["vm.references"].clip(lower=1)
     df["t_addr_per_ref"] = df["vm.t_addr_ns"] / refs
     df["t_data_per_ref"] = df["vm.t_data_ns"] / refs
     df["tlb_hit_ratio"] = 1.0 - df["vm.tlb_miss_ratio"]
+
+
+def summarise(df: pd.DataFrame, dt: pd.DataFrame, info: pd.DataFrame) -> Measured:
+    """The figures and tables from the two experiments' results."""
+    df = df.rename(columns={"vm.page_size": "page", "backing.tech": "scm", "vm": "variant"})
+    _per_reference(df)
     # S5's page-fault rate counts storage accesses: major faults per
     # translation (a read-ahead page's first use is a minor fault).
     df["fault_rate"] = df["vm.major_faults"] / df["vm.translations"].clip(lower=1)
