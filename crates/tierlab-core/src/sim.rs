@@ -839,13 +839,7 @@ impl Simulation {
                         t.fed += order.len() as u64;
                         continue;
                     }
-                    if self.next_pass()? {
-                        continue;
-                    }
-                    let Some(t) = self.timed.as_mut() else {
-                        unreachable!()
-                    };
-                    t.engine.source_ended();
+                    self.batches_ran_out()?;
                     continue;
                 }
                 match self.batches.next_batch()? {
@@ -858,13 +852,7 @@ impl Simulation {
                     }
                     Some(b) => t.buf.extend_from_slice(b),
                     None => {
-                        if self.next_pass()? {
-                            continue;
-                        }
-                        let Some(t) = self.timed.as_mut() else {
-                            unreachable!()
-                        };
-                        t.engine.source_ended();
+                        self.batches_ran_out()?;
                         continue;
                     }
                 }
@@ -877,6 +865,18 @@ impl Simulation {
             t.pos += 1;
             t.fed += 1;
         }
+    }
+
+    /// The timed loop's source has no batch left: the next pass over it
+    /// starts, or, after the last pass, the engine hears that no request
+    /// will come.
+    fn batches_ran_out(&mut self) -> Result<(), Error> {
+        if !self.next_pass()? {
+            if let Some(t) = self.timed.as_mut() {
+                t.engine.source_ended();
+            }
+        }
+        Ok(())
     }
 
     pub fn run_to_end(&mut self) -> Result<(), Error> {
