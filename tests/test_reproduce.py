@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tierlab
 from conftest import Ran
 from test_bad_input import assert_bad
 from tierlab.reproduce import (
@@ -64,6 +65,11 @@ def test_reproduce_tiny(name: str, tierlab_cmd: Callable[..., Ran], tmp_path: Pa
         check_s5_paging(doc["figures"])
     if name == "s3":
         check_s3(doc["figures"])
+        # The pool's counters reach the store, the printout and the report.
+        assert "The pool, reclaim and faults:" in r.out
+        for col in ("borrows", "swap_outs_avoided", "kswapd_wakeups", "direct_reclaims"):
+            assert col in r.out and col in page, col
+        check_s3_counters(out / "s3.sqlite")
     if name == "s1":
         paper = {f["id"]: f["paper"] for f in doc["figures"]}
         for wl, row in S1_TABLE_II.items():
@@ -127,6 +133,18 @@ def check_s3(figures: list[dict[str, Any]]) -> None:
     assert -1 < by_id["runtime_gain_avg"] < 1
     assert by_id["runtime_gain_max"] >= by_id["runtime_gain_avg"]
     assert by_id["runtime_gain_max_program"] in (0.0, 1.0)
+
+
+def check_s3_counters(store: Path) -> None:
+    """The `memorage` object's counters are stored for the Memorage points
+    and missing (not zero) for the Baseline's, which has no pool."""
+    df = tierlab.load(store, "s3")
+    for _, r in df.iterrows():
+        if r["vm.memorage.enabled"] == "memorage":
+            assert r["memorage.borrows"] >= 1 and r["memorage.borrowed_bytes_max"] > 0
+        else:
+            assert math.isnan(r["memorage.borrows"])
+            assert r["vm.kswapd_scans"] > 0
 
 
 def check_s5_paging(figures: list[dict[str, Any]]) -> None:

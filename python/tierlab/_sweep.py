@@ -94,19 +94,17 @@ def run_point(
         # store by four columns per client. Name them in metrics to keep them.
         kept: dict[str, Any] = {k: v for k, v in flat.items() if not k.startswith(_PER_CLIENT)}
     else:
-        missing = [m for m in metrics if m not in flat]
-        if missing:
-            return {
-                "status": "error",
-                "error": f"{_UNKNOWN_METRIC}unknown {', '.join(map(repr, missing))}; "
-                f"a run's summary has {', '.join(sorted(flat))}",
-                "elapsed_s": time.perf_counter() - t0,
-            }
-        kept = {m: flat[m] for m in metrics}
+        # A path this run's summary lacks is left out of its row (NULL in
+        # tierlab.load): a sweep's points need not all have the same
+        # figures (a pool that is switched off has no `memorage` object, a
+        # run with fewer tiers no `tiers.2`). The driver calls a path
+        # unknown only when no point of the sweep has it.
+        kept = {m: flat[m] for m in metrics if m in flat}
     return {
         "status": "ok",
         "error": None,
         "metrics": kept,
+        "paths": None if metrics is None or len(kept) == len(metrics) else sorted(flat),
         "timeline": r.timeline_data if keep_timeline else None,
         "elapsed_s": time.perf_counter() - t0,
     }
@@ -253,6 +251,11 @@ def sweep(
             return report
         if progress is not None:
             progress(0, 0, len(todo))
+        # The named metrics some point has given: the stored points' and
+        # those run now (a metric no point has is a misspelt path).
+        seen = st.metric_paths(exp.name)
+        ran_ok: list[str] = []
+        paths: list[str] | None = None
         from distributed import as_completed
 
         with client_for(scheduler, workers, len(todo)) as client:
@@ -274,20 +277,39 @@ def sweep(
                 except Exception as e:  # a worker died or the cluster failed
                     result = {"status": "error", "error": f"{type(e).__name__}: {e}"}
                 err = result.get("error")
-                if isinstance(err, str) and err.startswith(_UNKNOWN_METRIC):
-                    # Every point would fail the same way: stop before running them.
-                    for g, _ in futures.values():
-                        g.cancel()
-                    raise ConfigError(err)
                 st.add(exp.name, p, __version__, result)
                 if result["status"] == "ok":
                     report.done += 1
+                    seen.update(result.get("metrics") or {})
+                    ran_ok.append(p.hash)
+                    paths = paths or result.get("paths")
                 else:
                     report.failed += 1
                     report.errors.append(f"{_describe(p.labels, p.rep)}: {err}")
                 if progress is not None:
                     progress(report.done + report.failed, report.failed, len(todo))
+        _check_metrics(st, exp, seen, ran_ok, paths)
     return report
+
+
+def _check_metrics(
+    st: Store, exp: Experiment, seen: set[str], ran_ok: list[str], paths: list[str] | None
+) -> None:
+    """Fails the sweep when a named metric is in no point's summary (a
+    misspelt path): the points run now are recorded as failed with that
+    error, so that running the corrected experiment runs them again instead
+    of skipping them with the metric missing."""
+    if exp.metrics is None or not ran_ok:
+        return
+    unknown = [m for m in exp.metrics if m not in seen]
+    if not unknown:
+        return
+    err = (
+        f"{_UNKNOWN_METRIC}unknown {', '.join(map(repr, unknown))}; "
+        f"a run's summary has {', '.join(paths or [])}"
+    )
+    st.fail(exp.name, ran_ok, err)
+    raise ConfigError(err)
 
 
 def _describe(labels: dict[str, Any], rep: int) -> str:

@@ -90,12 +90,16 @@ class Outcome:
     figures: list[Figure]
     sections: list[Section] = field(default_factory=list)
     notes: tuple[str, ...] = ()
+    #: (title, table) printed by ``tierlab reproduce`` under the side-by-side
+    #: table (the report shows them in its sections).
+    tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
 
     def __add__(self, other: Outcome) -> Outcome:
         return Outcome(
             [*self.figures, *other.figures],
             [*self.sections, *other.sections],
             (*self.notes, *other.notes),
+            [*self.tables, *other.tables],
         )
 
 
@@ -381,6 +385,11 @@ def print_reproduction(r: Reproduction, *, as_json: bool = False) -> None:
     c.print(f"{r.name.upper()}: tierlab beside the paper")
     c.print(f"The paper: {sys_.paper} (docs/sources.md); discussion: {sys_.doc}")
     print(r.comparison.to_string(index=False))
+    from tierlab.report import formatted
+
+    for title, table in r.outcome.tables:
+        c.print(f"\n{title}:")
+        print(formatted(table, na="-").to_string(index=False))
     c.print("\nWhat drives the differences:")
     for n in r.notes:
         c.print(f"- {n}")

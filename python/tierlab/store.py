@@ -179,7 +179,25 @@ class Store:
                 ),
             )
 
+    def fail(self, experiment: str, hashes: Iterable[str], error: str) -> None:
+        """Marks recorded points as failed with ``error`` (they run again
+        the next time the experiment is swept)."""
+        with self._db:
+            self._db.executemany(
+                "UPDATE runs SET status='error', error=? WHERE experiment=? AND hash=?",
+                [(error, experiment, h) for h in hashes],
+            )
+
     # -- reading --------------------------------------------------------
+
+    def metric_paths(self, experiment: str) -> set[str]:
+        """The metric paths the experiment's successful points hold (a
+        point whose summary lacks a named metric holds no entry for it)."""
+        out: set[str] = set()
+        q = "SELECT metrics FROM runs WHERE experiment=? AND status='ok'"
+        for (m,) in self._db.execute(q, (experiment,)):
+            out.update(json.loads(m) or {} if m else {})
+        return out
 
     def finished(self, experiment: str, *, failed_too: bool = True) -> set[str]:
         """Hashes of the experiment's recorded points (failed ones included
