@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 
 PROGRAMS = ("bwaves", "mcf", "milc", "zeusmp", "cactusADM", "leslie3d", "lbm", "GemsFDTD")
 BASE, MEMORAGE = "baseline", "memorage"
-#: The smt_speed axis's labels: the stated assumption (docs/reproduce-s3.md
-#: C2), and core sharing left out.
+#: The smt_speed axis's labels: the measured suite-level factor
+#: (docs/reproduce-s3.md C10), and core sharing left out.
 SMT, SMT_OFF = "smt", "smt-off"
 #: S3 4.4: the lifetime platform (GB), endurances (writes per cell), gamma, beta.
 CM_GB, CS_GB = 8.0, (240.0, 480.0)
@@ -131,7 +131,7 @@ COUNTERS = (
 
 
 def counters(rows: dict[tuple[str, str], pd.Series]) -> pd.DataFrame:
-    """One row per configuration (Baseline or Memorage, smt_speed 0.6 or 1.0)
+    """One row per configuration (Baseline or Memorage, smt_speed 0.56 or 1.0)
     with the pool's counters (missing for the Baseline, which has no
     ``memorage`` object: "none borrowed" and "not measured" are different
     things) and the reclaim and fault counts of both."""
@@ -224,7 +224,7 @@ def _plot(rel: pd.DataFrame) -> Plot:
 
 def _plot_timeline(tl: pd.DataFrame) -> Plot:
     """Free pages, borrowed capacity and swap traffic over the run, Baseline
-    beside Memorage (smt_speed 0.6)."""
+    beside Memorage (smt_speed 0.56)."""
     from tierlab.report import Plot, _figure
 
     fig, axes = _figure(width=12.0, ncols=3)
@@ -245,7 +245,7 @@ def _plot_timeline(tl: pd.DataFrame) -> Plot:
     return Plot(
         "s3-timeline",
         fig,
-        "Over the run (smt_speed 0.6): free pages (Linux's watermarks keep them between "
+        "Over the run (smt_speed 0.56): free pages (Linux's watermarks keep them between "
         "min and high), capacity borrowed from the storage device (Memorage only) and pages "
         "swapped out per interval. Experiment s3.",
     )
@@ -453,7 +453,7 @@ def run(ctx: Context) -> Outcome:
             "S3: per-program runtime (Figs. 7, 8)",
             "Each program's wall-clock runtime under Baseline (4.4 GiB, swap on a ramdisk) and "
             "Memorage (4.4 + 2 GiB), scaled with the footprint, the eight programs running at "
-            "once on 4 cores x 2 hardware threads (smt_speed 0.6); user time is its "
+            "once on 4 cores x 2 hardware threads (smt_speed 0.56); user time is its "
             "translation and memory accesses, system time its fault handlers and its time "
             "blocked on the ramdisk. The second table: the same with core sharing left out "
             "(smt_speed 1.0).",
@@ -483,7 +483,7 @@ def run(ctx: Context) -> Outcome:
         Section(
             "S3: memory over time",
             "Free pages, capacity borrowed from the storage device and swap traffic over the "
-            "run, Baseline beside Memorage (smt_speed 0.6), from each run's timeline "
+            "run, Baseline beside Memorage (smt_speed 0.56), from each run's timeline "
             "(docs/memorage.md).",
             figures=[_plot_timeline(tl)],
         ),
@@ -521,8 +521,10 @@ SYSTEM = System(
     run=run,
     notes=(
         "The eight programs run at once on 4 cores x 2 hardware threads (the vm.cpu "
-        "table); a thread runs at 0.6 of its speed while its core's other thread runs (an "
-        "assumption: S3 gives no figure), and the run with 1.0 is reported beside it.",
+        "table); a thread runs at 0.56 of its speed while its core's other thread runs "
+        "(S3 gives no figure; SPECint_rate_base2006 with Hyper-Threading on over off on a "
+        "Nehalem-EP Xeon, the integer suite, not S3's programs: docs/reproduce-s3.md C10), "
+        "and the run with 1.0 is reported beside it.",
         "Both sides run under Linux 3.2's watermarks with kswapd; Memorage borrows one "
         "2 GiB chunk of the PSD's free capacity at its watermark, and pages in borrowed "
         "frames run at 0.85 of local speed; the chunk transfer is taken as free (an "
