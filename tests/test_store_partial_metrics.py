@@ -30,9 +30,15 @@ def pool_sweep(metrics: list[str]) -> dict[str, Any]:
 
 def test_metrics_of_one_axis_value_are_kept_and_null_elsewhere(tmp_path: Path) -> None:
     store = tmp_path / "pool.sqlite"
-    rep = tierlab.sweep(pool_sweep(["vm.major_faults", *POOL]), store=store, workers=1)
+    rep = tierlab.sweep(pool_sweep([*POOL, "vm.major_faults"]), store=store, workers=1)
     assert (rep.done, rep.failed) == (2, 0)
-    df = tierlab.load(store).set_index("vm.memorage.enabled")
+    df = tierlab.load(store)
+    # The pool-less point comes first; the pool's columns keep the places
+    # the experiment gave them.
+    metric_cols = [c for c in df.columns if c == "vm.major_faults" or c.startswith("memorage.")]
+    assert metric_cols == [*POOL, "vm.major_faults"]
+    df = df.set_index("vm.memorage.enabled")
+    assert list(df.index) == ["off", "on"]
     assert set(df["status"]) == {"ok"}
     on, off = df.loc["on"], df.loc["off"]
     assert on["memorage.borrows"] >= 1 and on["memorage.borrowed_bytes_max"] > 0
@@ -50,7 +56,7 @@ def test_metrics_of_one_axis_value_are_kept_and_null_elsewhere(tmp_path: Path) -
     assert set(kept["off"]) == {"vm.major_faults"}
     assert set(kept["on"]) == {"vm.major_faults", *POOL}
     # Sweeping again runs nothing: both points are in the store with a result.
-    again = tierlab.sweep(pool_sweep(["vm.major_faults", *POOL]), store=store, workers=1)
+    again = tierlab.sweep(pool_sweep([*POOL, "vm.major_faults"]), store=store, workers=1)
     assert (again.skipped, again.done) == (2, 0)
 
 

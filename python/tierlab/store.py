@@ -14,7 +14,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -258,14 +258,25 @@ def _pick(store: Store, experiment: str | None) -> str | None:
     return experiment
 
 
-def _axis_keys(store: Store, experiment: str | None) -> list[str]:
+def _spec_keys(
+    store: Store, experiment: str | None, of: Callable[[dict[str, Any]], Iterable[str]]
+) -> list[str]:
+    """``of(spec)`` over the experiments read (one, or all), in order, each once."""
     keys: list[str] = []
     for name, spec in store.experiments().items():
         if experiment is None or name == experiment:
-            for a in spec.get("axes", []):
-                if a["key"] not in keys:
-                    keys.append(a["key"])
+            keys += [k for k in of(spec) if k not in keys]
     return keys
+
+
+def _axis_keys(store: Store, experiment: str | None) -> list[str]:
+    return _spec_keys(store, experiment, lambda spec: [a["key"] for a in spec.get("axes", [])])
+
+
+def _named_metrics(store: Store, experiment: str | None) -> list[str]:
+    """The metrics the experiments read name, in their order (none for one
+    that keeps every figure)."""
+    return _spec_keys(store, experiment, lambda spec: spec.get("metrics") or [])
 
 
 def load(path: str | os.PathLike[str], experiment: str | None = None) -> pd.DataFrame:
@@ -291,7 +302,10 @@ def load(path: str | os.PathLike[str], experiment: str | None = None) -> pd.Data
         exp = _pick(s, experiment)
         axes = _axis_keys(s, exp)
         records: list[dict[str, Any]] = []
-        metric_cols: list[str] = []
+        # The experiment's named metrics in their order, so that one the
+        # first points lack (a `memorage` object only some points have)
+        # keeps its place among the columns; then any other kept ones.
+        metric_cols: list[str] = _named_metrics(s, exp)
         for r in s.rows(exp):
             rec: dict[str, Any] = {
                 "experiment": r["experiment"],
@@ -314,6 +328,8 @@ def load(path: str | os.PathLike[str], experiment: str | None = None) -> pd.Data
             records.append(rec)
     head = ["experiment", "point", "hash", "status", "error", "rep", "seed"]
     tail = ["elapsed_s", "version", "finished_at"]
+    seen = {k for rec in records for k in rec}
+    metric_cols = [m for m in metric_cols if m in seen]
     cols = head + [a for a in axes] + [m for m in metric_cols if m not in axes] + tail
     return pd.DataFrame.from_records(records, columns=cols)
 
