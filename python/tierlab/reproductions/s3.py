@@ -17,6 +17,7 @@ both memories together. Parameters and sources: docs/reproduce-s3.md.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tierlab.models import memorage_lending, memorage_lifetime
@@ -509,6 +510,121 @@ def run(ctx: Context) -> Outcome:
         f"({best_off}).",
     )
     return Outcome(figures, sections, notes, [("The pool, reclaim and faults", counts)])
+
+
+#: The ``s3`` preset's programs as the generator defines them (the Rust
+#: ``multiprogram`` workload): RSS in MiB and the mix (sequential, strided,
+#: random, hot) and write share. Restated only so that a sensitivity variant
+#: can give some programs another pattern (the generator's ``program`` list
+#: replaces the preset's); a test checks that the list unchanged runs the
+#: preset's stream.
+PRESET_PROGRAMS = (
+    ("bwaves", 873, (0.7, 0.2, 0.1, 0.0), 0.3),
+    ("mcf", 1600, (0.1, 0.0, 0.6, 0.3), 0.2),
+    ("milc", 679, (0.3, 0.6, 0.1, 0.0), 0.3),
+    ("zeusmp", 501, (0.6, 0.3, 0.1, 0.0), 0.3),
+    ("cactusADM", 623, (0.3, 0.6, 0.1, 0.0), 0.3),
+    ("leslie3d", 123, (0.7, 0.2, 0.1, 0.0), 0.3),
+    ("lbm", 409, (0.9, 0.0, 0.1, 0.0), 0.45),
+    ("GemsFDTD", 828, (0.4, 0.5, 0.1, 0.0), 0.3),
+)
+#: The programs that gain less than 0.05 in the compared run (C10), whose
+#: sweeps the ``random`` sensitivity variant replaces by uniform references.
+NOT_GAINING = ("milc", "zeusmp", "cactusADM", "leslie3d", "lbm")
+#: kswapd's CPU time per reclaimed page (ns) of the ``reclaim-cost`` variant.
+RECLAIM_NS = (2000, 8000, 32000)
+#: Unbanded sensitivity variants of the compared pair (smt_speed 0.56), none
+#: used for a figure (docs/reproduce-s3.md, "What decides which programs
+#: gain"): ``compared`` the pair itself (with ``scale``: another footprint),
+#: ``run-length-2`` twice the generator's references, ``random`` the
+#: NOT_GAINING programs' patterns replaced by uniform references, and
+#: ``reclaim-cost`` the Baseline alone with kswapd paying RECLAIM_NS a page.
+SENSITIVITY = ("compared", "run-length-2", "random", "reclaim-cost")
+
+
+def preset_programs(scale: float, random: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """The ``s3`` preset's programs as a ``program`` list at workload scale
+    ``scale`` (pages rounded as the generator rounds them), with the programs
+    named in ``random`` given uniform references instead of their mix."""
+    out = []
+    for name, mib, mix, write in PRESET_PROGRAMS:
+        pages = max(1, round(mib * 1024 * 1024 // 4096 * scale))
+        w = (0.0, 0.0, 1.0, 0.0) if name in random else mix
+        out.append(
+            {
+                "name": name,
+                "rss": pages * 4096,
+                "sequential": w[0],
+                "strided": w[1],
+                "random": w[2],
+                "hot": w[3],
+                "write_ratio": write,
+            }
+        )
+    return out
+
+
+def sensitivity_experiment(variant: str, scale: float = 1.0) -> dict[str, Any]:
+    """The experiment of a sensitivity variant (:data:`SENSITIVITY`) at
+    reproduce scale ``scale``: s3.toml's compared pair (smt_speed 0.56 only)
+    with the variant's one change; its name is ``s3-<variant>``."""
+    if variant not in SENSITIVITY:
+        raise ValueError(f"unknown variant {variant!r}; one of {', '.join(SENSITIVITY)}")
+    exp = _experiment(scale)
+    exp["experiment"]["name"] = f"s3-{variant}"
+    exp["experiment"]["description"] += f" (sensitivity: {variant}; no band)"
+    axes = [a for a in exp["axis"] if a["key"] != "vm.cpu.smt_speed"]
+    axes.append({"key": "vm.cpu.smt_speed", "values": [0.56], "labels": [SMT]})
+    w = exp["base"]["workload"]
+    s = float(w["scale"])
+    if variant == "run-length-2":
+        pages = sum(q["rss"] // 4096 for q in preset_programs(s))
+        # The generator's default is four references per 64 B line.
+        w["multiprogram"] = {"requests": 2 * 4 * pages * (4096 // LINE)}
+    elif variant == "random":
+        w["multiprogram"] = {"program": preset_programs(s, NOT_GAINING)}
+    elif variant == "reclaim-cost":
+        axes[0] = {"key": "vm.memorage.enabled", "values": [False], "labels": [BASE]}
+        axes.append({"key": "vm.pressure.reclaim_ns_per_page", "values": list(RECLAIM_NS)})
+        # The Baseline has no pool: its summary has no memorage counters.
+        m = exp["experiment"]["metrics"]
+        exp["experiment"]["metrics"] = [k for k in m if not k.startswith("memorage.")]
+    exp["axis"] = axes
+    return exp
+
+
+#: Whole-run reclaim counters of a sensitivity run (summary paths).
+RECLAIM = ("vm.min_free_pages", "vm.direct_reclaims", "vm.kswapd_pages", "vm.major_faults")
+
+
+def sensitivity(
+    variant: str, out: Path, scale: float = 1.0, workers: int | None = None
+) -> pd.DataFrame:
+    """Runs a sensitivity variant into ``out/s3-<variant>.sqlite`` and returns
+    one row per program and run: its runtime, major and minor faults, the
+    run's reclaim counters and, where the run has a Memorage twin, the
+    program's runtime gain."""
+    import pandas as pd
+
+    exp = sensitivity_experiment(variant, scale)
+    df = Context(out=Path(out), workers=workers).sweep(exp, name=exp["experiment"]["name"])
+    df = df[df["status"] == "ok"]
+    extra = [a["key"] for a in exp["axis"][2:]]
+    rows = []
+    for _, r in df.iterrows():
+        p = processes(r)[["runtime_s", "major_faults", "minor_faults"]].copy()
+        p.insert(0, "run", str(r["vm.memorage.enabled"]))
+        for k in extra:
+            p.insert(1, k, r[k])
+        for k in RECLAIM:
+            p[k] = _num(r, k)
+        rows.append(p.reset_index())
+    t = pd.concat(rows, ignore_index=True)
+    if {BASE, MEMORAGE} <= set(t["run"]):
+        b = t[t["run"] == BASE].set_index("program")["runtime_s"]
+        m = t[t["run"] == MEMORAGE].set_index("program")["runtime_s"]
+        t["gain"] = t["program"].map(1 - m / b)
+    return t
 
 
 SYSTEM = System(
