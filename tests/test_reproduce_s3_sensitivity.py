@@ -1,6 +1,7 @@
-"""S3's unbanded sensitivity variants (docs/reproduce-s3.md, "What decides
-which programs gain"): each changes one thing of the compared pair, and the
-restated preset list runs the preset's own stream."""
+"""S3's unbanded sensitivity variants (docs/reproduce-s3.md, "Why tierlab
+differs (C10): what decides which programs gain"): each changes one thing
+of the compared pair, and the restated preset list runs the preset's own
+stream."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ def test_each_variant_changes_one_thing() -> None:
     for v in s3.SENSITIVITY:
         e = s3.sensitivity_experiment(v)
         assert e["experiment"]["name"] == f"s3-{v}"
+        assert s3.sensitivity_experiment(v, 2.0)["experiment"]["name"] == f"s3-{v}-x2"
         assert e["base"]["vm"] == ref["base"]["vm"] and e["base"]["tier"] == ref["base"]["tier"]
     w = s3.sensitivity_experiment("run-length-2")["base"]["workload"]
     # 4 references per 64 B line of 144,282 pages by default (scale 0.1), doubled.
@@ -49,8 +51,9 @@ def test_each_variant_changes_one_thing() -> None:
 
 
 def test_sensitivity_runs_and_gives_gains(tmp_path: Path) -> None:
-    t = s3.sensitivity("random", tmp_path, scale=0.05, workers=1)
-    assert (tmp_path / "s3-random.sqlite").is_file()
+    out = tmp_path / "new"  # made by the run
+    t = s3.sensitivity("random", out, scale=0.05, workers=1)
+    assert (out / "s3-random-x0.05.sqlite").is_file()
     assert sorted(t["run"].unique()) == ["baseline", "memorage"]
     assert set(t["program"]) == set(s3.PROGRAMS) and len(t) == 16
     m = t[t["run"] == "memorage"]

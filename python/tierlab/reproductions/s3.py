@@ -534,8 +534,8 @@ NOT_GAINING = ("milc", "zeusmp", "cactusADM", "leslie3d", "lbm")
 #: kswapd's CPU time per reclaimed page (ns) of the ``reclaim-cost`` variant.
 RECLAIM_NS = (2000, 8000, 32000)
 #: Unbanded sensitivity variants of the compared pair (smt_speed 0.56), none
-#: used for a figure (docs/reproduce-s3.md, "What decides which programs
-#: gain"): ``compared`` the pair itself (with ``scale``: another footprint),
+#: used for a figure (docs/reproduce-s3.md, "Why tierlab differs (C10)"):
+#: ``compared`` the pair itself (with ``scale``: another footprint),
 #: ``run-length-2`` twice the generator's references, ``random`` the
 #: NOT_GAINING programs' patterns replaced by uniform references, and
 #: ``reclaim-cost`` the Baseline alone with kswapd paying RECLAIM_NS a page.
@@ -567,11 +567,13 @@ def preset_programs(scale: float, random: tuple[str, ...] = ()) -> list[dict[str
 def sensitivity_experiment(variant: str, scale: float = 1.0) -> dict[str, Any]:
     """The experiment of a sensitivity variant (:data:`SENSITIVITY`) at
     reproduce scale ``scale``: s3.toml's compared pair (smt_speed 0.56 only)
-    with the variant's one change; its name is ``s3-<variant>``."""
+    with the variant's one change; its name is ``s3-<variant>``, with
+    ``-x<scale>`` when ``scale`` is not 1."""
     if variant not in SENSITIVITY:
         raise ValueError(f"unknown variant {variant!r}; one of {', '.join(SENSITIVITY)}")
     exp = _experiment(scale)
-    exp["experiment"]["name"] = f"s3-{variant}"
+    # One store per variant and scale: the runs of two scales must not mix.
+    exp["experiment"]["name"] = f"s3-{variant}" + (f"-x{scale:g}" if scale != 1 else "")
     exp["experiment"]["description"] += f" (sensitivity: {variant}; no band)"
     axes = [a for a in exp["axis"] if a["key"] != "vm.cpu.smt_speed"]
     axes.append({"key": "vm.cpu.smt_speed", "values": [0.56], "labels": [SMT]})
@@ -600,13 +602,14 @@ RECLAIM = ("vm.min_free_pages", "vm.direct_reclaims", "vm.kswapd_pages", "vm.maj
 def sensitivity(
     variant: str, out: Path, scale: float = 1.0, workers: int | None = None
 ) -> pd.DataFrame:
-    """Runs a sensitivity variant into ``out/s3-<variant>.sqlite`` and returns
+    """Runs a sensitivity variant into ``out/<its name>.sqlite`` and returns
     one row per program and run: its runtime, major and minor faults, the
     run's reclaim counters and, where the run has a Memorage twin, the
     program's runtime gain."""
     import pandas as pd
 
     exp = sensitivity_experiment(variant, scale)
+    Path(out).mkdir(parents=True, exist_ok=True)
     df = Context(out=Path(out), workers=workers).sweep(exp, name=exp["experiment"]["name"])
     df = df[df["status"] == "ok"]
     extra = [a["key"] for a in exp["axis"][2:]]
