@@ -10,7 +10,10 @@ times, in front of a disk, on one CPU.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from tierlab.reproduce import Context, Figure, Outcome, System, _scale_size
@@ -62,7 +65,27 @@ def experiment(ctx: Context, stem: str) -> dict[str, Any]:
     return exp
 
 
+@contextmanager
+def one_cluster(ctx: Context) -> Iterator[Context]:
+    """``ctx`` with one local cluster for both experiments when it names no
+    scheduler: a cluster started once instead of once per experiment (its
+    worker processes take seconds to start on a loaded machine)."""
+    if ctx.scheduler is not None:
+        yield ctx
+        return
+    from tierlab._sweep import client_for
+
+    with client_for(None, ctx.workers) as client:
+        yield dataclasses.replace(ctx, scheduler=str(client.scheduler_info()["address"]))
+
+
 def run(ctx: Context) -> Outcome:
+    with one_cluster(ctx) as c:
+        return compare(c)
+
+
+def compare(ctx: Context) -> Outcome:
+    """Runs both experiments and sets their figures beside S1's."""
     from tierlab.analysis import equivalent_capacity, ratio_summary
     from tierlab.report import Section
 
