@@ -186,14 +186,22 @@ def desktop_workload(name: str, seed: int = 42) -> dict[str, Any]:
 
 
 def desktop_variant(
-    out: Path, *, scheduler: str | None = None, workers: int | None = None
+    out: Path,
+    *,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    read_ahead_mode: str = "fixed",
+    latencies: list[str] | None = None,
 ) -> dict[str, pd.DataFrame]:
     """The unbanded variant of the paging half on the synthetic desktop
     programs (preset ``s5-desktop``, each alone): S5's model and parameters
-    as in ``s5-paging.toml`` (its ``s5`` variant), SCM 1x, 10x and 100x,
-    memory 50% of each program's footprint at 4 KiB. Returns the best page
-    size per program and latency (with the median), and the mean T_addr /
-    T_data per reference and TLB hit ratio per page size."""
+    as in ``s5-paging.toml`` (its ``s5`` variant; `read_ahead_mode`
+    ``"adaptive"`` swaps in Linux's read-ahead window), SCM `latencies`
+    (1x, 10x and 100x by default), memory 50% of each program's footprint at
+    4 KiB. Returns the best page size per program and latency (with the
+    median), and the mean T_addr / T_data per reference and TLB hit ratio
+    per page size."""
+    lats = latencies or DESKTOP_LATENCIES
     from tierlab._sweep import client_for
     from tierlab.api import simulate
 
@@ -202,9 +210,10 @@ def desktop_variant(
     axes = [a for a in exp["axis"] if a["key"] != "vm"]
     for a in axes:
         if a["key"] == "backing.tech":
-            a["values"] = [f"SCM-{lat}" for lat in DESKTOP_LATENCIES]
-            a["labels"] = list(DESKTOP_LATENCIES)
+            a["values"] = [f"SCM-{lat}" for lat in lats]
+            a["labels"] = list(lats)
     exp["axis"] = axes
+    exp["base"] = dict(exp["base"], vm=dict(exp["base"]["vm"], read_ahead_mode=read_ahead_mode))
     rows = []
     with client_for(scheduler, workers) as client:
         address = str(client.scheduler_info()["address"])
@@ -222,7 +231,8 @@ def desktop_variant(
             memory = max(LARGEST_PAGE, pages * PAGE // 2 // LARGEST_PAGE * LARGEST_PAGE)
             e = dict(exp)
             e["base"] = dict(exp["base"], workload=w)
-            df = _sweep(e, out / f"s5-desktop-{name}.sqlite", {"tier[0].capacity": memory}, address)
+            store = out / f"s5-desktop-{read_ahead_mode}-{name}.sqlite"
+            df = _sweep(e, store, {"tier[0].capacity": memory}, address)
             df["program"] = name
             df["footprint_pages"] = pages
             df["memory"] = memory
@@ -233,7 +243,7 @@ def desktop_variant(
     best = (
         df.loc[df.groupby(["scm", "program"])["t_total_ns"].idxmin()]
         .pivot_table(index="program", columns="scm", values="page")
-        .reindex(columns=DESKTOP_LATENCIES)
+        .reindex(columns=lats)
         .astype(int)
     )
     best.loc["median"] = [int(statistics.median_low(best[c])) for c in best.columns]
