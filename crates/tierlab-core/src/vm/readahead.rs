@@ -130,6 +130,20 @@ mod tests {
         Window::new(ReadAheadMode::Adaptive, max)
     }
 
+    /// An adaptive window of at most `max` pages after `hits` hits.
+    fn with_hits(max: u32, hits: u32) -> Window {
+        let mut w = adaptive(max);
+        for _ in 0..hits {
+            w.hit();
+        }
+        w
+    }
+
+    /// The windows of faults at `keys`, in turn.
+    fn windows(w: &mut Window, keys: &[u64]) -> Vec<u64> {
+        keys.iter().map(|&k| w.pages(k)).collect()
+    }
+
     #[test]
     fn fixed_is_always_the_maximum() {
         let mut w = Window::new(ReadAheadMode::Fixed, 8);
@@ -143,25 +157,18 @@ mod tests {
 
     #[test]
     fn no_hits_and_no_neighbour_reads_one_page() {
-        let mut w = adaptive(128);
-        for k in [100, 7, 5000, 42, 9] {
-            assert_eq!(w.pages(k), 1, "{k}");
-        }
+        let keys = [100, 7, 5000, 42, 9];
+        assert_eq!(windows(&mut adaptive(128), &keys), [1; 5]);
     }
 
     #[test]
     fn a_neighbour_of_the_last_fault_reads_two() {
-        let mut w = adaptive(128);
-        assert_eq!(w.pages(10), 1);
-        assert_eq!(w.pages(11), 2);
-        // Below counts too; and 2 / 2 = 1 is the floor after it.
-        assert_eq!(w.pages(10), 2);
-        assert_eq!(w.pages(50), 1);
+        // Above and below count; after 2, 2 / 2 = 1 is the floor.
+        assert_eq!(windows(&mut adaptive(128), &[10, 11, 10, 50]), [1, 2, 2, 1]);
     }
 
     #[test]
     fn hits_round_up_to_a_power_of_two_of_at_least_four() {
-        let mut w = adaptive(128);
         for (hits, want) in [
             (1, 4),
             (2, 4),
@@ -171,34 +178,18 @@ mod tests {
             (30, 32),
             (200, 128),
         ] {
-            let mut w2 = adaptive(128);
-            for _ in 0..hits {
-                w2.hit();
-            }
-            assert_eq!(w2.pages(1000), want, "{hits} hits");
+            assert_eq!(with_hits(128, hits).pages(1000), want, "{hits} hits");
         }
         // The hits are used once: the next fault without any starts over
         // (but not below half the last window).
-        w.hit();
-        w.hit();
-        w.hit();
-        assert_eq!(w.pages(0), 8);
-        assert_eq!(w.pages(500), 4);
-        assert_eq!(w.pages(900), 2);
-        assert_eq!(w.pages(1300), 1);
+        let w = &mut with_hits(128, 3);
+        assert_eq!(windows(w, &[0, 500, 900, 1300]), [8, 4, 2, 1]);
     }
 
     #[test]
     fn capped_at_the_maximum() {
-        let mut w = adaptive(4);
-        for _ in 0..50 {
-            w.hit();
-        }
-        assert_eq!(w.pages(3), 4);
-        let mut one = adaptive(1);
-        one.hit();
-        assert_eq!(one.pages(3), 1);
-        assert_eq!(one.pages(4), 1);
+        assert_eq!(with_hits(4, 50).pages(3), 4);
+        assert_eq!(windows(&mut with_hits(1, 1), &[3, 4]), [1, 1]);
     }
 
     #[test]
