@@ -152,7 +152,8 @@ def check_s5_paging(figures: list[dict[str, Any]]) -> None:
     file-caching half's."""
     by_id = {f["id"]: f["tierlab"] for f in figures}
     for lat in ("1x", "10x", "100x", "1000x"):
-        for fid in (f"best_page_size_{lat}", f"best_page_size_linux_{lat}"):
+        for v in ("", "linux_", "adaptive_"):
+            fid = f"best_page_size_{v}{lat}"
             assert by_id[fid] in {512, 1024, 2048, 4096, 8192, 16384, 32768, 65536}, fid
         for page in (512, 4096, 65536):
             for part in ("addr", "data"):

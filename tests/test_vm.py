@@ -189,6 +189,41 @@ def test_bad_vm_input_exits_2_with_the_key(tmp_path: Path, cli: Callable[..., Ra
     assert "TLB misses" in r.out and "major" in r.out
 
 
+def test_adaptive_read_ahead_reads_less_and_a_bad_mode_exits_2(
+    tmp_path: Path, cli: Callable[..., Ran]
+) -> None:
+    t = lackey(tmp_path / "r.lackey", 20_000, 5)
+    fixed = tierlab.simulate(config(t, read_ahead=64, first_touch="swap")).summary["vm"]
+    adaptive = tierlab.simulate(
+        config(t, read_ahead=64, first_touch="swap", read_ahead_mode="adaptive")
+    ).summary["vm"]
+    # The hits are reported in the adaptive mode only (fixed results keep
+    # their fields). Runs of 160 B on average between jumps over 4 MiB use
+    # few pages of a 64-page cluster: Linux's window stays small.
+    assert "read_ahead_hits" not in fixed
+    assert adaptive["read_ahead_hits"] <= adaptive["read_ahead_pages"]
+    assert adaptive["read_ahead_pages"] * 10 < fixed["read_ahead_pages"]
+    assert adaptive["read_ahead_unused"] * 10 < fixed["read_ahead_unused"]
+    # A sweep over 1000 pages uses every page read ahead within it (the
+    # last window reaches past its end).
+    sweep = tmp_path / "s.lackey"
+    sweep.write_text("".join(f" L {0x400000 + p * 4096:x},8\n" for p in range(1000)))
+    v = tierlab.simulate(
+        config(sweep, "64MiB", read_ahead=64, first_touch="swap", read_ahead_mode="adaptive")
+    ).summary["vm"]
+    assert v["read_ahead_hits"] == 1000 - v["major_faults"] > 900
+    cfg = vm_toml(tmp_path, t, 'capacity = "1MiB"\n[vm]\nread_ahead_mode = "sometimes"\n')
+    r = cli("run", cfg)
+    assert r.code == 2, r.err
+    assert "vm.read_ahead_mode: unknown variant `sometimes`" in r.err
+    assert "Traceback" not in r.err
+    text = cfg.read_text().replace('"sometimes"', '"adaptive"\nread_ahead = 96')
+    cfg.write_text(text)
+    r = cli("run", cfg)
+    assert r.code == 2, r.err
+    assert "vm.read_ahead: 96 is not a power of two" in r.err and "Traceback" not in r.err
+
+
 def test_memtrace_holds_what_vm_reads_of_the_lackey_text(
     tmp_path: Path, cli: Callable[..., Ran]
 ) -> None:

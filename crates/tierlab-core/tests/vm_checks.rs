@@ -278,12 +278,7 @@ fn huge_pages_that_never_form_change_nothing() {
     let t = lackey(20_000, 8);
     for policy in ["clock", "lru", "lfu"] {
         let base = format!("policy = \"{policy}\"\nread_ahead = 4\nfirst_touch = \"swap\"");
-        let a = run(t.path(), "\"256KiB\"", &base);
-        let mut b = run(
-            t.path(),
-            "\"256KiB\"",
-            &format!("{base}\nhuge_page = \"2MiB\""),
-        );
+        let (a, mut b) = pair(t.path(), "\"256KiB\"", &base, "huge_page = \"2MiB\"");
         let v = b.vm.as_mut().unwrap();
         assert_eq!(v.huge_promotions.take(), Some(0));
         assert_eq!(a, b, "{policy}");
@@ -296,6 +291,93 @@ fn same_seed_same_result() {
     let a = run(t.path(), "\"30%\"", "policy = \"random\"");
     let b = run(t.path(), "\"30%\"", "policy = \"random\"");
     assert_eq!(a, b);
+}
+
+/// Runs of `vm`, and of `vm` with `extra`, over the same trace and memory.
+fn pair(trace: &std::path::Path, memory: &str, vm: &str, extra: &str) -> (RunResult, RunResult) {
+    (
+        run(trace, memory, vm),
+        run(trace, memory, &format!("{vm}\n{extra}")),
+    )
+}
+
+const ADAPTIVE: &str = "read_ahead_mode = \"adaptive\"";
+
+/// Adaptive read-ahead (vm/readahead.rs) with a largest window of one page
+/// is no read-ahead, as fixed with one page is: every figure the same.
+#[test]
+fn adaptive_read_ahead_of_one_page_is_fixed_of_one() {
+    let t = lackey(20_000, 9);
+    let base = "first_touch = \"swap\"\nread_ahead = 1";
+    let (a, mut b) = pair(t.path(), "\"256KiB\"", base, ADAPTIVE);
+    let v = b.vm.as_mut().unwrap();
+    assert_eq!(v.read_ahead_hits.take(), Some(0));
+    assert_eq!(a, b);
+    assert!(a.vm.unwrap().major_faults > 100);
+}
+
+/// A sequential stream uses every page read ahead, so Linux's window
+/// doubles from 1 to the maximum and stays there. Over 4096 pages in
+/// order with a maximum of 128: major faults at pages 0, 1, 2 (windows 1,
+/// 2, 2: aligned blocks, so the fault at 1 reads nothing new and the one
+/// at 2 reads page 3), 4 (1 hit: 4), 8, 16, 32, 64 (hits 3..31: 8..64),
+/// 128 (63 hits: 128), then one per 128 pages: 9 + 30 faults. Fixed
+/// read-ahead faults once per 128-page cluster: 32.
+#[test]
+fn a_sequential_stream_ramps_the_window_up_to_the_maximum() {
+    let t = loads((0..4096u64).map(|p| REGION + p * 4096));
+    let vm = "first_touch = \"swap\"\nread_ahead = 128";
+    let (fixed, v) = pair(t.path(), "\"64MiB\"", vm, ADAPTIVE);
+    let (fixed, v) = (fixed.vm.unwrap(), v.vm.unwrap());
+    assert_eq!(fixed.major_faults, 32);
+    assert_eq!(v.major_faults, 39);
+    assert_eq!(v.read_ahead_pages, 4096 - 39);
+    assert_eq!(v.read_ahead_hits, Some(4096 - 39));
+    assert_eq!(v.read_ahead_unused, 0);
+    assert_eq!(v.pages_read, 4096);
+}
+
+/// A random stream (no page next to the one before, no page twice) never
+/// uses a page read ahead, so the window stays at the faulting page alone,
+/// where fixed read-ahead reads a whole cluster per fault.
+#[test]
+fn a_random_stream_keeps_the_window_at_one_page() {
+    let mut x = 11u64;
+    let mut seen = std::collections::HashSet::new();
+    let mut pages = vec![];
+    while pages.len() < 3000 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let p = (x >> 33) % (1 << 20);
+        let next_to_last = pages.last().is_some_and(|&l: &u64| l.abs_diff(p) <= 1);
+        if !next_to_last && seen.insert(p) {
+            pages.push(p);
+        }
+    }
+    let t = loads(pages.iter().map(|p| REGION + p * 4096));
+    let vm = "first_touch = \"swap\"\nread_ahead = 128";
+    let (fixed, v) = pair(t.path(), "\"64MiB\"", vm, ADAPTIVE);
+    let (fixed, v) = (fixed.vm.unwrap(), v.vm.unwrap());
+    assert!(
+        fixed.read_ahead_pages > 10_000,
+        "{}",
+        fixed.read_ahead_pages
+    );
+    assert_eq!(v.major_faults, 3000);
+    assert_eq!((v.read_ahead_pages, v.pages_read), (0, 3000));
+    assert_eq!(v.read_ahead_hits, Some(0));
+}
+
+#[test]
+fn adaptive_read_ahead_same_seed_same_result() {
+    let t = lackey(20_000, 10);
+    let vm = "policy = \"random\"\nfirst_touch = \"swap\"\nread_ahead = 64\nread_ahead_mode = \"adaptive\"";
+    let a = run(t.path(), "\"128KiB\"", vm);
+    let b = run(t.path(), "\"128KiB\"", vm);
+    assert_eq!(a, b);
+    let v = a.vm.unwrap();
+    assert!(v.read_ahead_hits.unwrap() > 0 && v.read_ahead_pages > 0);
 }
 
 fn config_error(memory: &str, vm: &str, workload: &str) -> String {
@@ -358,6 +440,16 @@ fn bad_input_names_the_key_or_the_file() {
             "\"1MiB\"",
             "read_ahead = 129",
             "vm.read_ahead: 129 is out of range",
+        ),
+        (
+            "\"1MiB\"",
+            "read_ahead_mode = \"sometimes\"",
+            "vm.read_ahead_mode: unknown variant `sometimes`, expected `fixed` or `adaptive`",
+        ),
+        (
+            "\"1MiB\"",
+            "read_ahead = 100\nread_ahead_mode = \"adaptive\"",
+            "vm.read_ahead: 100 is not a power of two",
         ),
         (
             "\"1MiB\"",

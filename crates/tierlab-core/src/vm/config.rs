@@ -6,6 +6,7 @@
 //! `[backing]`. The page size applies at simulation time, so one
 //! byte-addressed trace serves a whole page-size sweep.
 
+use super::readahead::ReadAheadMode;
 use crate::config::ConfigError;
 use crate::policy::PolicySpec;
 use crate::units::{Nanos, Size};
@@ -42,6 +43,12 @@ pub struct VmConfig {
     /// 1 = the faulting page alone (off), at most 128.
     #[serde(default = "one")]
     pub read_ahead: u32,
+    /// Whether a major fault reads all `read_ahead` pages (`fixed`) or
+    /// Linux's adaptive swap-in window of up to `read_ahead` pages
+    /// (`adaptive`, vm/readahead.rs). Left out of a written config when
+    /// fixed, so configs without it hash and print as before.
+    #[serde(default, skip_serializing_if = "ReadAheadMode::is_fixed")]
+    pub read_ahead_mode: ReadAheadMode,
     /// Where a page touched for the first time comes from: `zero-fill`
     /// (anonymous memory: a minor fault) or `swap` (the page is on the
     /// swap device already: a major fault, as in a trace-driven model where
@@ -284,6 +291,16 @@ impl VmConfig {
                 "vm.read_ahead",
                 format!(
                     "{} is out of range; 1 (off) to {MAX_READ_AHEAD} pages per major fault",
+                    self.read_ahead
+                ),
+            ));
+        }
+        if self.read_ahead_mode == ReadAheadMode::Adaptive && !self.read_ahead.is_power_of_two() {
+            return Err(ConfigError::at(
+                "vm.read_ahead",
+                format!(
+                    "{} is not a power of two; with vm.read_ahead_mode = \"adaptive\" it is the \
+                     largest window, a power of two (Linux: 2^page_cluster)",
                     self.read_ahead
                 ),
             ));

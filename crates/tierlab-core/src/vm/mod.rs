@@ -6,13 +6,15 @@
 //! `processes`), `run` (the loop over the trace), `procs` (processes on hardware
 //! threads that block on major faults, `[vm.cpu]`), `pressure` (watermarks,
 //! kswapd, direct reclaim, `[vm.pressure]`), `memorage` (memory that borrows
-//! the storage device's free capacity, `[vm.memorage]`).
+//! the storage device's free capacity, `[vm.memorage]`), `readahead` (how
+//! many pages a major fault reads, `vm.read_ahead_mode`).
 
 pub mod config;
 pub mod memorage;
 pub mod paging;
 pub mod pressure;
 pub mod procs;
+pub mod readahead;
 pub mod result;
 pub mod run;
 pub mod tlb;

@@ -17,6 +17,7 @@
 use super::config::{FirstTouch, VmConfig};
 use super::memorage::{Pool, Shrink};
 use super::pressure::{Before, Pressure};
+use super::readahead::Window;
 use crate::admission::AdmissionSpec;
 use crate::cost::AccessCost;
 use crate::hash::{KeyMap, KeySet};
@@ -71,6 +72,8 @@ pub struct Paging {
     store: Store,
     first_touch: FirstTouch,
     read_ahead: u64,
+    /// How many of the `read_ahead` pages a major fault reads (vm/readahead.rs).
+    pub window: Window,
     /// The page size: the size of the frames' entries (bytes in and out).
     page: u32,
     /// The state bits ([`TOUCHED`], [`ON_SWAP`]) of every page ever brought
@@ -140,6 +143,7 @@ impl Paging {
             store: Store::new(),
             first_touch: c.first_touch,
             read_ahead: c.read_ahead.max(1) as u64,
+            window: Window::new(c.read_ahead_mode, c.read_ahead),
             page: c.page_bytes() as u32,
             state: KeyMap::default(),
             unmapped: KeySet::default(),
@@ -520,6 +524,7 @@ impl Paging {
             self.tier.c.hits += 1;
             if !self.unmapped.is_empty() && self.unmapped.remove(&key) {
                 self.minor_faults += 1;
+                self.window.hit();
                 return Fault {
                     minor: true,
                     ..Fault::default()
@@ -607,15 +612,16 @@ impl Paging {
         }
     }
 
-    /// The rest of `key`'s aligned cluster that is on the device and not
-    /// resident, into memory unmapped. At most frames - 1 pages, so the
-    /// faulting page stays.
+    /// The rest of `key`'s aligned cluster (of the window's pages,
+    /// vm/readahead.rs) that is on the device and not resident, into memory
+    /// unmapped. At most frames - 1 pages, so the faulting page stays.
     fn read_around(&mut self, key: u64, f: &mut Fault) {
+        let ra = self.window.pages(key);
         let vpn = key & VPN_MASK;
-        let base = key - vpn + (vpn - vpn % self.read_ahead);
+        let base = key - vpn + (vpn - vpn % ra);
         let room = self.frames.saturating_sub(1);
         let mut n = 0;
-        for k in base..base + self.read_ahead {
+        for k in base..base + ra {
             if n >= room {
                 break;
             }

@@ -35,6 +35,10 @@ pub struct VmResult {
     pub read_ahead_pages: u64,
     /// Read-ahead pages evicted before any reference.
     pub read_ahead_unused: u64,
+    /// Read-ahead pages referenced (`vm.read_ahead_mode = "adaptive"`
+    /// only: the hits that size its window, vm/readahead.rs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_ahead_hits: Option<u64>,
     /// Distinct pages referenced (all processes).
     pub pages_touched: u64,
     /// Time of translation: TLB lookups and page-table walks.

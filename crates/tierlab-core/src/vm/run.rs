@@ -779,6 +779,8 @@ impl Core {
         v.pages_read = self.paging.pages_read;
         v.read_ahead_pages = self.paging.read_ahead_pages;
         v.read_ahead_unused = self.paging.read_ahead_unused;
+        let w = &self.paging.window;
+        v.read_ahead_hits = w.adaptive().then_some(w.total_hits);
         v.pages_touched = self.paging.pages_touched();
         if let Some(p) = &self.paging.pressure {
             v.watermarks = Some([p.w.min, p.w.low, p.w.high]);
