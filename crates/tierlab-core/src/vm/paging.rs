@@ -445,7 +445,11 @@ impl Paging {
     /// resident.
     #[inline(always)]
     fn on_device_bits(&self, bits: u8) -> bool {
-        bits & ON_SWAP != 0 || (self.first_touch == FirstTouch::Swap && bits & TOUCHED == 0)
+        // With pages that start on the device, every page's data is there
+        // until it is written: a page read in and evicted clean keeps its
+        // copy (as a swapped-in page keeps its swap slot), so it is read
+        // again, never zero-filled.
+        bits & ON_SWAP != 0 || self.first_touch == FirstTouch::Swap
     }
 
     /// Whether the device holds `key` when it is not resident.
@@ -743,6 +747,18 @@ mod tests {
         let f = p.access(1, false);
         assert!(f.major && f.pages_read == 1);
         assert_eq!((p.minor_faults, p.major_faults), (4, 1));
+    }
+
+    #[test]
+    fn a_page_from_the_device_evicted_clean_is_read_again() {
+        let mut p = pager("first_touch = \"swap\"", 1);
+        assert!(p.access(1, false).major);
+        assert!(p.access(2, false).major);
+        assert_eq!(p.victims, vec![1]);
+        assert_eq!(p.swap_outs, 0, "1 was only read");
+        let f = p.access(1, false);
+        assert!(f.major && f.pages_read == 1, "its copy is on the device");
+        assert_eq!((p.minor_faults, p.major_faults), (0, 3));
     }
 
     #[test]
