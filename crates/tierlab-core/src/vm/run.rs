@@ -29,47 +29,21 @@ use crate::units::Size;
 /// A memory reference as the loop reads it: a decoded request, or a
 /// memtrace record in place (its reader's buffer, no decoding pass).
 pub(super) trait Ref {
-    fn key(&self) -> u64;
-    fn size(&self) -> u32;
-    fn pid(&self) -> u32;
-    fn op(&self) -> Op;
+    /// Address, size, pid and operation.
+    fn parts(&self) -> (u64, u32, u32, Op);
 }
 
 impl Ref for Request {
     #[inline(always)]
-    fn key(&self) -> u64 {
-        self.key
-    }
-    #[inline(always)]
-    fn size(&self) -> u32 {
-        self.size
-    }
-    #[inline(always)]
-    fn pid(&self) -> u32 {
-        self.pid
-    }
-    #[inline(always)]
-    fn op(&self) -> Op {
-        self.op
+    fn parts(&self) -> (u64, u32, u32, Op) {
+        (self.key, self.size, self.pid, self.op)
     }
 }
 
 impl Ref for Rec {
     #[inline(always)]
-    fn key(&self) -> u64 {
-        Rec::key(self)
-    }
-    #[inline(always)]
-    fn size(&self) -> u32 {
-        Rec::size(self)
-    }
-    #[inline(always)]
-    fn pid(&self) -> u32 {
-        Rec::pid(self)
-    }
-    #[inline(always)]
-    fn op(&self) -> Op {
-        Rec::op(self)
+    fn parts(&self) -> (u64, u32, u32, Op) {
+        (self.key(), self.size(), self.pid(), self.op())
     }
 }
 
@@ -586,12 +560,9 @@ impl Core {
         let Some(r0) = rs.first() else {
             return 0;
         };
-        let (first, last) = pages(r0.key(), r0.size(), self.shift);
-        if r0.pid() != pid
-            || first != last
-            || first & VPN_MASK != tag & VPN_MASK
-            || r0.op() == Op::Delete
-        {
+        let (key, size, rpid, op) = r0.parts();
+        let (first, last) = pages(key, size, self.shift);
+        if rpid != pid || first != last || first & VPN_MASK != tag & VPN_MASK || op == Op::Delete {
             return 0;
         }
         let lo = first << self.shift;
@@ -680,12 +651,12 @@ impl Core {
         let (unit, rd, wr) = self.mem_small;
         let mut x = *s;
         while let Some(r) = rs.get(i) {
-            let op = r.op();
-            let size = r.size().max(1) as u64;
-            if !(r.pid() == pid
+            let (key, bytes, rpid, op) = r.parts();
+            let size = bytes.max(1) as u64;
+            if !(rpid == pid
                 && op != Op::Delete
                 && size <= page
-                && r.key().wrapping_sub(lo) <= page - size)
+                && key.wrapping_sub(lo) <= page - size)
             {
                 break;
             }
@@ -702,7 +673,7 @@ impl Core {
                 self.mem.access(size as u32, write)
             };
             x.writes += write as u64;
-            x.bytes += r.size() as u64;
+            x.bytes += bytes as u64;
             if ZERO {
                 x.t_data += d;
                 x.runtime += d;
@@ -730,8 +701,9 @@ impl Core {
     #[inline(always)]
     pub(super) fn reference_cost<const TIMED: bool>(&mut self, r: &impl Ref) -> Cost {
         let mut cost = Cost::default();
+        let (key, size, pid, op) = r.parts();
         self.requests += 1;
-        let write = match r.op() {
+        let write = match op {
             Op::Read => {
                 self.reads += 1;
                 false
@@ -743,22 +715,22 @@ impl Core {
             Op::Delete => {
                 self.deletes += 1;
                 if TIMED {
-                    cost.pi = self.process(r.pid());
+                    cost.pi = self.process(pid);
                 }
                 return cost;
             }
         };
-        self.bytes += r.size() as u64;
-        let pi = self.process(r.pid());
-        let (first, last) = pages(r.key(), r.size(), self.shift);
+        self.bytes += size as u64;
+        let pi = self.process(pid);
+        let (first, last) = pages(key, size, self.shift);
         let (mut t_addr, mut t_data) = (0.0, 0.0);
         let (mut minor, mut major, mut misses) = (0u64, 0u64, 0u64);
         for vpn in first..=last {
             let part = if first == last {
-                r.size().max(1)
+                size.max(1)
             } else {
-                let lo = r.key().max(vpn << self.shift);
-                let hi = (r.key() + r.size().max(1) as u64).min((vpn + 1) << self.shift);
+                let lo = key.max(vpn << self.shift);
+                let hi = (key + size.max(1) as u64).min((vpn + 1) << self.shift);
                 (hi - lo) as u32
             };
             let mut tag = ((pi as u64) << VPN_BITS) | (vpn & VPN_MASK);
