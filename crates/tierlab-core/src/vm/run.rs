@@ -596,9 +596,12 @@ impl Core {
             bytes: 0,
         };
         let mut m = self.scan::<R, ZERO, true>(rs, 0, lo, &mut sums);
-        if m < rs.len() {
+        if rs
+            .get(m)
+            .is_some_and(|r| r.parts().1 as u64 > self.mem_small.0)
+        {
             // A reference larger than the memory's transfer unit stopped
-            // the loop, or the run ended: the rest of the run, if any, by
+            // the loop (or ended the run): the rest of the run, if any, by
             // the cost model.
             m = self.scan::<R, ZERO, false>(rs, m, lo, &mut sums);
         }
