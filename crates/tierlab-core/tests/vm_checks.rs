@@ -203,6 +203,55 @@ fn runs_of_repeats_cut_anywhere_give_the_same_figures() {
     }
 }
 
+/// A memtrace is read in place by the serial loop (its records, not
+/// decoded requests): the same figures and timelines as the lackey text it
+/// was converted from, plain or zstd, whole or cut by `max_requests`.
+#[test]
+fn a_memtrace_read_in_place_gives_its_lackey_texts_figures() {
+    use tierlab_core::config::Source;
+    let t = lackey(30_000, 8);
+    let dir = tempfile::tempdir().unwrap();
+    let lk = Source::Lackey(t.path().to_path_buf(), 0, false, false);
+    let plain = dir.path().join("t.memtrace");
+    let zst = dir.path().join("t.memtrace.zst");
+    let n = tierlab_core::trace::memtrace::write_memtrace(&lk, &plain, |_| true).unwrap();
+    assert_eq!(n, 30_000);
+    let z = std::fs::File::create(&zst).unwrap();
+    zstd::stream::copy_encode(std::fs::File::open(&plain).unwrap(), z, 3).unwrap();
+    let run_as = |path: &std::path::Path, format: &str, vm: &str, limit: u64| {
+        let toml = format!(
+            "[workload]\ntype = \"trace\"\npath = {:?}\nformat = \"{format}\"\n\
+             [[tier]]\ntech = \"DRAM-DDR3\"\ncapacity = \"96KiB\"\n\
+             [backing]\ntech = \"PCM-SLC\"\n[run]\ninterval = 777\nmax_requests = {limit}\n\
+             [vm]\n{vm}\n",
+            path.display()
+        );
+        let mut r = Runner::run(&Config::from_toml_str(&toml).unwrap()).unwrap();
+        r.workload = String::new();
+        r
+    };
+    for vm in [
+        "",
+        "policy = \"lru\"\ntlb = { entries = 8, latency_ns = 0.7 }",
+        "policy = \"arc\"\nread_ahead = 4\nfirst_touch = \"swap\"",
+        "page_size = 512\ntlb = { entries = 16, ways = 4 }\ntlb2 = { entries = 64 }",
+        "huge_page = \"64KiB\"\npage_size = 4096",
+    ] {
+        for limit in [30_000, 12_345] {
+            let want = run_as(t.path(), "lackey", vm, limit);
+            assert!(!want.timeline.requests.is_empty());
+            for p in [&plain, &zst] {
+                assert_eq!(
+                    run_as(p, "memtrace", vm, limit),
+                    want,
+                    "{vm}, {}",
+                    p.display()
+                );
+            }
+        }
+    }
+}
+
 /// A lackey trace of 8-byte loads at the given byte addresses.
 fn loads(addrs: impl IntoIterator<Item = u64>) -> tempfile::NamedTempFile {
     let mut f = tempfile::NamedTempFile::new().unwrap();

@@ -18,12 +18,63 @@ use std::path::{Path, PathBuf};
 pub const MAGIC: &[u8; 8] = b"TLMEMTR1";
 pub const RECORD: usize = 16;
 
+/// One memtrace record as the file holds it. Read in place: a batch of
+/// records is the bytes of the file, not decoded into [`Request`]s (the
+/// virtual-memory loop reads these directly, a third of a request's bytes
+/// and no decoding pass). Little-endian fields, converted on access (a
+/// no-op on little-endian hosts).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Rec {
+    addr: u64,
+    pid: u32,
+    size: u16,
+    op: u8,
+    pad: u8,
+}
+
+// Rec is the 16-byte record with no padding: any 16 bytes are a Rec.
+const _: () = assert!(std::mem::size_of::<Rec>() == RECORD);
+
+impl Rec {
+    /// The byte address.
+    #[inline(always)]
+    pub fn key(&self) -> u64 {
+        u64::from_le(self.addr)
+    }
+
+    #[inline(always)]
+    pub fn pid(&self) -> u32 {
+        u32::from_le(self.pid)
+    }
+
+    /// Size in bytes.
+    #[inline(always)]
+    pub fn size(&self) -> u32 {
+        u16::from_le(self.size) as u32
+    }
+
+    /// The operation: a fetch (2) reads; the reader has checked that the
+    /// byte is 0, 1 or 2.
+    #[inline(always)]
+    pub fn op(&self) -> Op {
+        if self.op == 1 {
+            Op::Write
+        } else {
+            Op::Read
+        }
+    }
+}
+
 pub struct MemtraceReader {
     path: PathBuf,
     input: Box<dyn Read + Send>,
-    /// Read buffer, zeroed once: bytes `..have` are read and not yet decoded.
-    buf: Vec<u8>,
+    /// Read buffer: records `..have / RECORD` are read and handed out by
+    /// the last call; bytes `whole..have` are a partial record, moved to
+    /// the front by the next call.
+    buf: Vec<Rec>,
     have: usize,
+    whole: usize,
     /// Bytes consumed so far, the magic included (for error offsets).
     offset: u64,
     done: bool,
@@ -64,25 +115,33 @@ impl MemtraceReader {
             input,
             buf: Vec::new(),
             have: 0,
+            whole: 0,
             offset: 8,
             done: false,
             count: 0,
             len,
         })
     }
-}
 
-impl TraceSource for MemtraceReader {
-    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
-        out.clear();
-        let want = max * RECORD;
-        if self.buf.len() < want {
-            self.buf.resize(want, 0);
+    /// The next up to `max` records, in place (empty at the end). A
+    /// truncated last record or an op outside 0..=2 is an error that names
+    /// its byte offset; the records of a batch with a bad op are not
+    /// handed out.
+    pub fn next_records(&mut self, max: usize) -> Result<&[Rec], TraceError> {
+        // The partial record the last call left, to the front.
+        let bytes = as_bytes_mut(&mut self.buf);
+        bytes.copy_within(self.whole..self.have, 0);
+        self.have -= self.whole;
+        self.whole = 0;
+        if self.buf.len() < max {
+            self.buf.resize(max, Rec::default());
         }
+        let want = max * RECORD;
+        let bytes = as_bytes_mut(&mut self.buf);
         while !self.done && self.have < want {
             let n = self
                 .input
-                .read(&mut self.buf[self.have..want])
+                .read(&mut bytes[self.have..want])
                 .map_err(|e| TraceError::io(&self.path, e))?;
             self.have += n;
             if n == 0 {
@@ -97,51 +156,51 @@ impl TraceSource for MemtraceReader {
                 msg: format!("truncated record: records are {RECORD} bytes"),
             });
         }
-        // One pass that writes straight into `out` (an exact-size iterator:
-        // no capacity check per record); an op outside 0..=2 is remembered
-        // and reported after it, at the first such record.
-        let mut bad: Option<usize> = None;
-        let start = self.count;
-        out.extend(
-            self.buf[..whole]
-                .chunks_exact(RECORD)
-                .enumerate()
-                .map(|(i, rec)| {
-                    let op = match rec[14] {
-                        0 | 2 => Op::Read,
-                        1 => Op::Write,
-                        _ => {
-                            bad.get_or_insert(i);
-                            Op::Read
-                        }
-                    };
-                    Request {
-                        time: start + i as u64,
-                        key: u64::from_le_bytes(rec[0..8].try_into().expect("8 bytes")),
-                        pid: u32::from_le_bytes(rec[8..12].try_into().expect("4 bytes")),
-                        size: u16::from_le_bytes([rec[12], rec[13]]) as u32,
-                        op,
-                        next_access: -1,
-                    }
-                }),
-        );
-        if let Some(i) = bad {
-            out.clear();
-            let at = i * RECORD;
+        let recs = &self.buf[..whole / RECORD];
+        // Ops 0, 1 and 2 give op + 1 in 1..=3, no bit above the low two
+        // set; any other byte sets one. One branch-free pass; the first bad
+        // record is looked for only when there is one.
+        let bad = recs.iter().fold(0u32, |b, r| b | ((r.op as u32 + 1) & !3));
+        if bad != 0 {
+            let i = recs
+                .iter()
+                .position(|r| r.op > 2)
+                .expect("a bad op was seen");
             return Err(TraceError::BadRecord {
                 path: self.path.clone(),
-                offset: self.offset + at as u64 + 14,
-                msg: format!(
-                    "op {} is not 0 (read), 1 (write) or 2 (fetch)",
-                    self.buf[at + 14]
-                ),
+                offset: self.offset + (i * RECORD) as u64 + 14,
+                msg: format!("op {} is not 0 (read), 1 (write) or 2 (fetch)", recs[i].op),
             });
         }
-        self.count += out.len() as u64;
-        // At most one partial record stays, moved to the front.
-        self.buf.copy_within(whole..self.have, 0);
-        self.have -= whole;
+        self.whole = whole;
+        self.count += (whole / RECORD) as u64;
         self.offset += whole as u64;
+        Ok(recs)
+    }
+}
+
+/// The records' bytes, to read into.
+fn as_bytes_mut(recs: &mut [Rec]) -> &mut [u8] {
+    // SAFETY: Rec is repr(C), 16 bytes of integers with no padding (checked
+    // above): its bytes are initialised, any bytes are a valid Rec, and u8
+    // needs no alignment.
+    unsafe { std::slice::from_raw_parts_mut(recs.as_mut_ptr().cast::<u8>(), recs.len() * RECORD) }
+}
+
+impl TraceSource for MemtraceReader {
+    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        out.clear();
+        let start = self.count;
+        let recs = self.next_records(max)?;
+        // An exact-size iterator: no capacity check per record.
+        out.extend(recs.iter().enumerate().map(|(i, r)| Request {
+            time: start + i as u64,
+            key: r.key(),
+            pid: r.pid(),
+            size: r.size(),
+            op: r.op(),
+            next_access: -1,
+        }));
         Ok(out.len())
     }
     fn len_hint(&self) -> Option<u64> {

@@ -84,8 +84,9 @@ pub struct Paging {
     /// Victims of the current reference (their translations are shot down).
     pub victims: Vec<u64>,
     /// The page of the last reference and its slot, while no page has
-    /// entered or left memory since: a repeat (most references repeat the
-    /// page before them) is a hit found without the index.
+    /// entered or left memory since that reference: a repeat (most
+    /// references repeat the page before them) is a hit found without the
+    /// index.
     last: (u64, u32),
     pub minor_faults: u64,
     pub major_faults: u64,
@@ -573,6 +574,13 @@ impl Paging {
         }
         if self.ratio > 0 {
             self.promote_full_regions(&mut f);
+        }
+        // The page is the last one referenced, resident and mapped from
+        // now on (unless a collapse took it): the references after it in
+        // its page are repeats, as after a hit (one lookup here instead of
+        // one general reference after every fault).
+        if let Some(slot) = self.tier.lookup(&self.store, key) {
+            self.last = (key, slot);
         }
         f
     }

@@ -22,8 +22,38 @@ use crate::hierarchy::BackingCounters;
 use crate::request::{Op, Request};
 use crate::source::setup::{pass, Batches, Progress, BATCH};
 use crate::stats::{ratio, BackingResult, RunResult, TierResult, Timeline};
+use crate::trace::memtrace::{MemtraceReader, Rec};
 use crate::trace::TraceError;
 use crate::units::Size;
+
+/// A memory reference as the loop reads it: a decoded request, or a
+/// memtrace record in place (its reader's buffer, no decoding pass).
+pub(super) trait Ref {
+    /// Address, size, pid and operation.
+    fn parts(&self) -> (u64, u32, u32, Op);
+}
+
+impl Ref for Request {
+    #[inline(always)]
+    fn parts(&self) -> (u64, u32, u32, Op) {
+        (self.key, self.size, self.pid, self.op)
+    }
+}
+
+impl Ref for Rec {
+    #[inline(always)]
+    fn parts(&self) -> (u64, u32, u32, Op) {
+        (self.key(), self.size(), self.pid(), self.op())
+    }
+}
+
+/// A memtrace read in place by the serial loop: its records up to `[run]
+/// max_requests`.
+struct Raw {
+    reader: MemtraceReader,
+    left: u64,
+    done: bool,
+}
 
 /// The source a `[vm]` run reads: a memory trace, by byte address.
 pub fn byte_source(source: Source) -> Result<Source, ConfigError> {
@@ -65,6 +95,16 @@ fn kind(s: &Source) -> &'static str {
     }
 }
 
+/// The figures a run of repeats adds up ([`Core::run_from`]).
+#[derive(Clone, Copy)]
+struct RunSums {
+    t_addr: f64,
+    t_data: f64,
+    runtime: f64,
+    writes: u64,
+    bytes: u64,
+}
+
 /// Pages of `[key, key + size)`: first and last page number.
 #[inline(always)]
 fn pages(key: u64, size: u32, shift: u32) -> (u64, u64) {
@@ -74,6 +114,8 @@ fn pages(key: u64, size: u32, shift: u32) -> (u64, u64) {
 
 pub struct VmRun {
     batches: Batches,
+    /// A memtrace without `[vm.cpu]`: read in place, not through `batches`.
+    raw: Option<Raw>,
     describe: String,
     c: Core,
     /// `[vm.cpu]`: processes on hardware threads (vm/procs.rs).
@@ -209,7 +251,17 @@ impl VmRun {
             }
             paging = paging.with_pressure(super::pressure::Pressure::new(w, reclaim_ns), pool);
         }
+        let max_requests = cfg.run.max_requests.unwrap_or(u64::MAX);
+        let raw = match (&source, &vm.cpu) {
+            (Source::Memtrace(p), None) => Some(Raw {
+                reader: MemtraceReader::open(p)?,
+                left: max_requests,
+                done: false,
+            }),
+            _ => None,
+        };
         Ok(VmRun {
+            raw,
             sched: vm.cpu.as_ref().map(|c| {
                 let s = Sched::new(c);
                 if vm.pressure_key().is_some() {
@@ -300,27 +352,34 @@ impl VmRun {
         }
         let c = &mut self.c;
         let stop = c.requests.saturating_add(max);
-        while c.requests < stop {
-            let Some(buf) = self.batches.next_batch()? else {
-                break;
-            };
-            let mut i = 0;
-            while i < buf.len() {
-                let n = match c.repeats(&buf[i..]) {
-                    0 => {
-                        c.reference(&buf[i]);
-                        1
+        let done = match &mut self.raw {
+            Some(raw) => {
+                while c.requests < stop && !raw.done {
+                    let want = raw.left.min(BATCH as u64) as usize;
+                    let recs = if want == 0 {
+                        &[]
+                    } else {
+                        raw.reader.next_records(want)?
+                    };
+                    if recs.is_empty() {
+                        raw.done = true;
+                        break;
                     }
-                    n => n,
-                };
-                i += n;
-                c.countdown -= n as u64;
-                if c.countdown == 0 {
-                    c.record();
+                    raw.left -= recs.len() as u64;
+                    c.batch(recs);
                 }
+                raw.done
             }
-        }
-        let done = self.batches.is_done();
+            None => {
+                while c.requests < stop {
+                    let Some(buf) = self.batches.next_batch()? else {
+                        break;
+                    };
+                    c.batch(buf);
+                }
+                self.batches.is_done()
+            }
+        };
         if done && c.requests == 0 {
             return Err(TraceError::Empty {
                 path: self.describe.clone().into(),
@@ -443,6 +502,35 @@ impl Core {
         i
     }
 
+    /// One batch of the serial loop: runs of repeats taken together, the
+    /// rest one by one; a timeline row every `interval` references.
+    #[inline(always)]
+    fn batch<R: Ref>(&mut self, buf: &[R]) {
+        let mut i = 0;
+        // A run that ended on a reference outside its page (not at the
+        // batch's end or a timeline mark): that reference is no repeat,
+        // so it goes to the general path without the check.
+        let mut ended = false;
+        while i < buf.len() {
+            let n = match if ended { 0 } else { self.repeats(&buf[i..]) } {
+                0 => {
+                    self.reference(&buf[i]);
+                    ended = false;
+                    1
+                }
+                n => {
+                    ended = i + n < buf.len() && (n as u64) < self.countdown;
+                    n
+                }
+            };
+            i += n;
+            self.countdown -= n as u64;
+            if self.countdown == 0 {
+                self.record();
+            }
+        }
+    }
+
     /// The time of reading `n` pages from the device in one access.
     fn device_read(&self, n: u32) -> f64 {
         let one = self.dev.read(self.page as u32);
@@ -461,7 +549,7 @@ impl Core {
     /// reaches the policy in between). Returns how many it took (0: the
     /// first is not such a repeat).
     #[inline(always)]
-    fn repeats(&mut self, rs: &[Request]) -> usize {
+    fn repeats<R: Ref>(&mut self, rs: &[R]) -> usize {
         let tag = self.paging.last_hit();
         let (pid, pi) = self.last_pid;
         // (No page and an empty TLB are both u64::MAX, whose process
@@ -472,100 +560,139 @@ impl Core {
         let Some(r0) = rs.first() else {
             return 0;
         };
-        let (first, last) = pages(r0.key, r0.size, self.shift);
-        if r0.pid != pid
-            || first != last
-            || first & VPN_MASK != tag & VPN_MASK
-            || r0.op == Op::Delete
-        {
+        let (key, size, rpid, op) = r0.parts();
+        let (first, last) = pages(key, size, self.shift);
+        if rpid != pid || first != last || first & VPN_MASK != tag & VPN_MASK || op == Op::Delete {
             return 0;
         }
-        self.run_from(rs, first << self.shift, pi)
-    }
-
-    /// [`Core::repeats`] once its first reference is a repeat (out of
-    /// line: most calls stop before).
-    #[inline(never)]
-    fn run_from(&mut self, rs: &[Request], lo: u64, pi: u32) -> usize {
-        // The run: the references up to the next timeline mark that stay
-        // within the bytes of the first one's page, [lo, lo + page). (One
-        // whose page number differs above the tag's bits is left to the
-        // general path, which finds the same repeat.)
-        let pid = self.last_pid.0;
-        let page = self.page;
-        let max = rs.len().min(self.countdown as usize);
-        let n = 1 + rs[1..max]
-            .iter()
-            .take_while(|r| {
-                let size = r.size.max(1) as u64;
-                r.pid == pid
-                    && r.op != Op::Delete
-                    && size <= page
-                    && r.key.wrapping_sub(lo) <= page - size
-            })
-            .count();
+        let lo = first << self.shift;
         // Without TLB latency and compute time (the usual case) each
         // reference adds only its data time: x + 0.0 is x for the sums'
         // non-negative values, so both loops give the same bits.
         if self.tlb.latency_ns == 0.0 && self.compute_ns == 0.0 {
-            self.run_of::<true>(&rs[..n], pi);
+            self.run_from::<R, true>(rs, lo, pi)
         } else {
-            self.run_of::<false>(&rs[..n], pi);
+            self.run_from::<R, false>(rs, lo, pi)
         }
-        n
     }
 
-    /// The figures of a run of repeats ([`Core::repeats`]): the general
-    /// path's sums kept in registers and added in its order, the TLB and
-    /// the pager told once. `ZERO`: no TLB latency and no compute time.
+    /// [`Core::repeats`] once its first reference is a repeat (out of
+    /// line: most calls stop before). The run is the references up to the
+    /// next timeline mark that stay within the bytes of the first one's
+    /// page, `[lo, lo + page)` (the first does; one whose page number
+    /// differs above the tag's bits is left to the general path, which
+    /// finds the same repeat). One pass finds the run and sums its
+    /// figures: the general path's sums kept in registers and added in its
+    /// order, the TLB and the pager told once at the end. `ZERO`: no TLB
+    /// latency and no compute time.
+    #[inline(never)]
+    fn run_from<R: Ref, const ZERO: bool>(&mut self, rs: &[R], lo: u64, pi: u32) -> usize {
+        let rs = &rs[..rs.len().min(self.countdown as usize)];
+        let mut sums = RunSums {
+            t_addr: self.v.t_addr_ns,
+            t_data: self.v.t_data_ns,
+            runtime: self.procs[pi as usize].runtime_ns,
+            writes: 0,
+            bytes: 0,
+        };
+        let mut m = self.scan::<R, ZERO, true>(rs, 0, lo, &mut sums);
+        if rs
+            .get(m)
+            .is_some_and(|r| r.parts().1 as u64 > self.mem_small.0)
+        {
+            // A reference larger than the memory's transfer unit stopped
+            // the loop (or ended the run): the rest of the run, if any, by
+            // the cost model.
+            m = self.scan::<R, ZERO, false>(rs, m, lo, &mut sums);
+        }
+        if m == 0 {
+            // (Only a first reference past the address space's end, whose
+            // page sum saturated: the general path takes it.)
+            return 0;
+        }
+        let n = m as u64;
+        let RunSums {
+            t_addr,
+            t_data,
+            runtime,
+            writes,
+            bytes,
+        } = sums;
+        self.requests += n;
+        self.writes += writes;
+        self.reads += n - writes;
+        self.bytes += bytes;
+        self.v.translations += n;
+        self.tlb.repeat_n(n);
+        self.paging.repeats(n, writes);
+        self.v.t_addr_ns = t_addr;
+        self.v.t_data_ns = t_data;
+        let p = &mut self.procs[pi as usize];
+        p.references += n;
+        p.runtime_ns = runtime;
+        m
+    }
+
+    /// The run of [`Core::run_from`] from `rs[i]` on: adds each reference
+    /// to `s` while it stays in the page, returns where it stopped. With
+    /// `SMALL` it also stops at a reference larger than the memory's
+    /// transfer unit, so that the loop makes no call and its sums stay in
+    /// registers (a call would spill them: no vector register survives a
+    /// call).
     #[inline(always)]
-    fn run_of<const ZERO: bool>(&mut self, run: &[Request], pi: u32) {
+    fn scan<R: Ref, const ZERO: bool, const SMALL: bool>(
+        &self,
+        rs: &[R],
+        mut i: usize,
+        lo: u64,
+        s: &mut RunSums,
+    ) -> usize {
+        let pid = self.last_pid.0;
+        let page = self.page;
         let lat = self.tlb.latency_ns;
         let compute = self.compute_ns;
         let (unit, rd, wr) = self.mem_small;
-        let (mut t_addr, mut t_data) = (self.v.t_addr_ns, self.v.t_data_ns);
-        let mut runtime = self.procs[pi as usize].runtime_ns;
-        let (mut writes, mut bytes) = (0u64, 0u64);
-        for r in run {
-            let write = r.op == Op::Write;
-            writes += write as u64;
-            bytes += r.size as u64;
-            let size = r.size.max(1);
-            let d = if size as u64 <= unit {
+        let mut x = *s;
+        while let Some(r) = rs.get(i) {
+            let (key, bytes, rpid, op) = r.parts();
+            let size = bytes.max(1) as u64;
+            if !(rpid == pid
+                && op != Op::Delete
+                && size <= page
+                && key.wrapping_sub(lo) <= page - size)
+            {
+                break;
+            }
+            let write = op == Op::Write;
+            let d = if size <= unit {
                 if write {
                     wr
                 } else {
                     rd
                 }
+            } else if SMALL {
+                break;
             } else {
-                self.mem.access(size, write)
+                self.mem.access(size as u32, write)
             };
+            x.writes += write as u64;
+            x.bytes += bytes as u64;
             if ZERO {
-                t_data += d;
-                runtime += d;
+                x.t_data += d;
+                x.runtime += d;
             } else {
-                t_addr += lat;
-                t_data += d;
-                runtime += lat + d + compute;
+                x.t_addr += lat;
+                x.t_data += d;
+                x.runtime += lat + d + compute;
             }
+            i += 1;
         }
-        let m = run.len() as u64;
-        self.requests += m;
-        self.writes += writes;
-        self.reads += m - writes;
-        self.bytes += bytes;
-        self.v.translations += m;
-        self.tlb.repeat_n(m);
-        self.paging.repeats(m, writes);
-        self.v.t_addr_ns = t_addr;
-        self.v.t_data_ns = t_data;
-        let p = &mut self.procs[pi as usize];
-        p.references += m;
-        p.runtime_ns = runtime;
+        *s = x;
+        i
     }
 
     #[inline(always)]
-    fn reference(&mut self, r: &Request) {
+    fn reference(&mut self, r: &impl Ref) {
         self.reference_cost::<false>(r);
     }
 
@@ -575,10 +702,11 @@ impl Core {
     /// process instead of `runtime_ns` (without it the split is not
     /// computed: the serial loop does no extra work).
     #[inline(always)]
-    pub(super) fn reference_cost<const TIMED: bool>(&mut self, r: &Request) -> Cost {
+    pub(super) fn reference_cost<const TIMED: bool>(&mut self, r: &impl Ref) -> Cost {
         let mut cost = Cost::default();
+        let (key, size, pid, op) = r.parts();
         self.requests += 1;
-        let write = match r.op {
+        let write = match op {
             Op::Read => {
                 self.reads += 1;
                 false
@@ -590,22 +718,22 @@ impl Core {
             Op::Delete => {
                 self.deletes += 1;
                 if TIMED {
-                    cost.pi = self.process(r.pid);
+                    cost.pi = self.process(pid);
                 }
                 return cost;
             }
         };
-        self.bytes += r.size as u64;
-        let pi = self.process(r.pid);
-        let (first, last) = pages(r.key, r.size, self.shift);
+        self.bytes += size as u64;
+        let pi = self.process(pid);
+        let (first, last) = pages(key, size, self.shift);
         let (mut t_addr, mut t_data) = (0.0, 0.0);
         let (mut minor, mut major, mut misses) = (0u64, 0u64, 0u64);
         for vpn in first..=last {
             let part = if first == last {
-                r.size.max(1)
+                size.max(1)
             } else {
-                let lo = r.key.max(vpn << self.shift);
-                let hi = (r.key + r.size.max(1) as u64).min((vpn + 1) << self.shift);
+                let lo = key.max(vpn << self.shift);
+                let hi = (key + size.max(1) as u64).min((vpn + 1) << self.shift);
                 (hi - lo) as u32
             };
             let mut tag = ((pi as u64) << VPN_BITS) | (vpn & VPN_MASK);
@@ -648,12 +776,23 @@ impl Core {
                 }
             }
             let f = self.paging.access(tag, write);
-            t_data += self.mem.access(part, write);
+            // Up to the memory's transfer unit, the precomputed access.
+            let (unit, rd, wr) = self.mem_small;
+            let d = if part as u64 <= unit {
+                if write {
+                    wr
+                } else {
+                    rd
+                }
+            } else {
+                self.mem.access(part, write)
+            };
+            t_data += d;
             if TIMED {
-                cost.user_ns += self.mem.access(part, write);
+                cost.user_ns += d;
                 if self.remote_extra > 0.0 && self.paging.note_remote(tag) {
                     // A page in a borrowed frame: its access at remote_speed.
-                    let extra = self.mem.access(part, write) * self.remote_extra;
+                    let extra = d * self.remote_extra;
                     cost.user_ns += extra;
                     t_data += extra;
                 }
