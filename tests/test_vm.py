@@ -240,6 +240,16 @@ def test_memtrace_holds_what_vm_reads_of_the_lackey_text(
         for s in (a, b):
             s.pop("workload")
         assert a == b, page
+    # Named .zst, it is written compressed and reads back the same.
+    z = tmp_path / "d.memtrace.zst"
+    r = cli("trace", "convert", t, z)
+    assert r.code == 0, r.err
+    assert z.read_bytes()[:4] == b"\x28\xb5\x2f\xfd"
+    cfg = config(z, page_size=1 << 21, read_ahead=4)  # as b, the last page size
+    cfg["workload"]["format"] = "memtrace"
+    c = tierlab.simulate(cfg).summary
+    c.pop("workload")
+    assert c == b
     # A trace without addresses is refused, naming the file and why.
     oracle = tmp_path / "o.oracle"
     assert cli("trace", "convert", t, oracle).code == 0

@@ -9,12 +9,56 @@
 //! the trace being read (`tierlab trace convert a.csv a.csv` used to leave
 //! a.csv with a header and nothing else). An output that exists and is not
 //! a regular file (`/dev/stdout`, `/dev/null`, a FIFO) is written directly:
-//! renaming a file over a device would replace the device.
+//! renaming a file over a device would replace the device. An output named
+//! `.zst` is written zstd-compressed, as every reader decompresses a file
+//! of that name.
 
+use super::lines::is_zstd;
 use super::TraceError;
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+
+/// Where the buffered bytes go: the file, or a zstd frame in it.
+pub enum Sink {
+    Plain(File),
+    Zstd(zstd::Encoder<'static, File>),
+}
+
+impl Sink {
+    fn new(path: &Path, f: File) -> std::io::Result<Self> {
+        Ok(if is_zstd(path) {
+            // Level 3: zstd's default, fast enough to keep up with a reader.
+            Sink::Zstd(zstd::Encoder::new(f, 3)?)
+        } else {
+            Sink::Plain(f)
+        })
+    }
+
+    /// Ends the zstd frame (nothing for a plain file).
+    fn finish(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::Plain(_) => Ok(()),
+            Sink::Zstd(e) => e.do_finish(),
+        }
+    }
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Sink::Plain(f) => f.write(buf),
+            Sink::Zstd(e) => e.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::Plain(f) => f.flush(),
+            Sink::Zstd(e) => e.flush(),
+        }
+    }
+}
 
 /// A trace file being written: [`OutputFile::writer`] to write,
 /// [`OutputFile::commit`] to put it in place; dropped uncommitted, it
@@ -25,7 +69,7 @@ pub struct OutputFile {
     /// The file written, renamed to `path` by `commit` (None: `path` is
     /// not a regular file and is written directly).
     tmp: Option<PathBuf>,
-    out: BufWriter<File>,
+    out: BufWriter<Sink>,
     committed: bool,
 }
 
@@ -61,10 +105,11 @@ impl OutputFile {
                 .write(true)
                 .open(&path)
                 .map_err(|e| TraceError::io(&path, e))?;
+            let sink = Sink::new(&path, f).map_err(|e| TraceError::io(&path, e))?;
             return Ok(OutputFile {
                 path,
                 tmp: None,
-                out: BufWriter::with_capacity(1 << 20, f),
+                out: BufWriter::with_capacity(1 << 20, sink),
                 committed: false,
             });
         }
@@ -78,10 +123,17 @@ impl OutputFile {
             .to_string_lossy()
             .into_owned();
         let (tmp, f) = create_new_beside(&dir, &name).map_err(|e| TraceError::io(&path, e))?;
+        let sink = match Sink::new(&path, f) {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(TraceError::io(&path, e));
+            }
+        };
         let file = OutputFile {
             path,
             tmp: Some(tmp.clone()),
-            out: BufWriter::with_capacity(1 << 20, f),
+            out: BufWriter::with_capacity(1 << 20, sink),
             committed: false,
         };
         // A file rewritten in place would have kept its permissions.
@@ -97,7 +149,7 @@ impl OutputFile {
     }
 
     /// Where to write the trace's bytes.
-    pub fn writer(&mut self) -> &mut BufWriter<File> {
+    pub fn writer(&mut self) -> &mut BufWriter<Sink> {
         &mut self.out
     }
 
@@ -109,6 +161,7 @@ impl OutputFile {
     /// Flushes the trace and puts it in place of the output.
     pub fn commit(mut self) -> Result<(), TraceError> {
         self.out.flush().map_err(|e| self.err(e))?;
+        self.out.get_mut().finish().map_err(|e| self.err(e))?;
         if let Some(tmp) = &self.tmp {
             std::fs::rename(tmp, &self.path).map_err(|e| self.err(e))?;
         }
@@ -158,5 +211,40 @@ fn same_file(a: &Path, b: &Path) -> bool {
             (std::fs::canonicalize(a), std::fs::canonicalize(b)),
             (Ok(x), Ok(y)) if x == y
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    fn write(path: &Path, bytes: &[u8]) {
+        let mut out = OutputFile::create(path, None).unwrap();
+        out.writer().write_all(bytes).unwrap();
+        out.commit().unwrap();
+    }
+
+    #[test]
+    fn an_output_named_zst_is_compressed_and_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes: Vec<u8> = (0..100_000u32)
+            .flat_map(|i| (i % 251).to_le_bytes())
+            .collect();
+        let z = dir.path().join("t.memtrace.zst");
+        write(&z, &bytes);
+        let raw = std::fs::read(&z).unwrap();
+        assert_eq!(&raw[..4], &[0x28, 0xb5, 0x2f, 0xfd], "a zstd frame");
+        assert!(raw.len() < bytes.len());
+        let mut back = Vec::new();
+        super::super::lines::open_stream(&z)
+            .unwrap()
+            .read_to_end(&mut back)
+            .unwrap();
+        assert_eq!(back, bytes);
+        // A plain name stays plain.
+        let p = dir.path().join("t.memtrace");
+        write(&p, &bytes);
+        assert_eq!(std::fs::read(&p).unwrap(), bytes);
     }
 }
