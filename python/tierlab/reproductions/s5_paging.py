@@ -479,19 +479,19 @@ def sections(m: Measured) -> list[Section]:
 #: What drives the differences from the paper (docs/reproduce-s5.md).
 NOTES = (
     "Paging, S5's model: at 10x-1000x DRAM the fault transfer dominates and 512 B "
-    "wins, as in S5; at 1x tierlab finds 512 B-1 KiB, not 4-8 KB, because the "
-    "stand-in programs' footprints (0.4-0.7 MiB against S5's 7-17 MB) let 64 TLB "
-    "entries hit 99.6% of translations even at 512 B, so T_addr barely depends on "
-    "the page size, while the 128-page read-ahead makes each fault's transfer grow "
-    "with it. Synthetic programs at S5's own footprints (s5-desktop, unbanded, "
-    "docs/reproduce-s5.md) also find 512 B at 1x: the read-ahead transfer at "
-    "half-footprint memory is the larger driver.",
-    "Paging, Linux fault costs (no band): 58.6 us per major and 21.6 us per minor "
-    "fault favour fewer, larger faults: 4 KiB at 1x, 2 KiB at 10x.",
+    "wins, as in S5; at 1x tierlab finds 512 B, not 4-8 KB: read-ahead at its "
+    "maximum (the aligned 128-page cluster on every fault) in memory of half a "
+    "sub-MiB footprint evicts the working set from 1 KiB pages up (0.09 storage "
+    "reads per translation at 1 KiB, 0.26-0.38 from 2 KiB), which no T_addr saving "
+    "offsets. Synthetic "
+    "programs at S5's own footprints (s5-desktop, unbanded) also find 512 B at 1x.",
+    "Paging, Linux fault costs (no band): 512 B at every latency; the fault storm's "
+    "count outweighs the handler costs' preference for fewer, larger faults.",
     "Paging, Linux's adaptive read-ahead (no band): the window stays near one page "
-    "on these traces, T_data at 1x no longer grows with the page size below 16 KiB, "
-    "and the best size at 1x rises from 512 B to 2 KiB (1 KiB at 10x); the rest of "
-    "the gap to 4-8 KB is T_addr, near zero over the small footprints.",
+    "on these traces, the storm is gone, T_data at 1x no longer grows with the page "
+    "size below 16 KiB, and the best size at 1x rises from 512 B to 2 KiB (1 KiB at "
+    "10x); the rest of the gap to 4-8 KB is T_addr, near zero over the small "
+    "footprints.",
 )
 
 
