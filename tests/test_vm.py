@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -222,6 +223,11 @@ def test_adaptive_read_ahead_reads_less_and_a_bad_mode_exits_2(
     r = cli("run", cfg)
     assert r.code == 2, r.err
     assert "vm.read_ahead: 96 is not a power of two" in r.err and "Traceback" not in r.err
+    # `tierlab run` prints how many pages read ahead were used.
+    cfg.write_text(text.replace("read_ahead = 96", 'read_ahead = 64\nfirst_touch = "swap"'))
+    r = cli("run", cfg)
+    assert r.code == 0, r.err
+    assert re.search(r"read ahead, [\d,]+ used\)", " ".join(r.out.split())), r.out
 
 
 def test_memtrace_holds_what_vm_reads_of_the_lackey_text(

@@ -277,10 +277,12 @@ def print_vm(c: Console, v: dict[str, Any], procs: list[dict[str, Any]]) -> None
         f"TLB misses {v['tlb_misses']:,} (ratio {v['tlb_miss_ratio']:.6f}), walks "
         f"{v['walks']:,} ({v['walk_references']:,} memory references)"
     )
+    # Adaptive read-ahead only: how many pages read ahead were used.
+    used = f", {v['read_ahead_hits']:,} used" if v.get("read_ahead_hits") is not None else ""
     c.print(
         f"faults: minor {v['minor_faults']:,}, major {v['major_faults']:,} "
         f"(rate {v['fault_rate']:.6f}); swap-outs {v['swap_outs']:,}, pages read "
-        f"{v['pages_read']:,} ({v['read_ahead_pages']:,} read ahead)"
+        f"{v['pages_read']:,} ({v['read_ahead_pages']:,} read ahead{used})"
     )
     c.print(
         f"T_addr {human_ns(v['t_addr_ns'])} + T_data {human_ns(v['t_data_ns'])}; "
