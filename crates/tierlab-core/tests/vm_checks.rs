@@ -467,6 +467,16 @@ fn bad_input_names_the_key_or_the_file() {
         ),
         (
             "\"1MiB\"",
+            "[run]\npasses = 2",
+            "run.passes: 2 given; a [vm] run reads its trace once",
+        ),
+        (
+            "\"1MiB\"",
+            "[run]\nwarmup = 1000",
+            "run.warmup: not used under [vm]",
+        ),
+        (
+            "\"1MiB\"",
             "tlb = { entries = 6, ways = 4 }",
             "vm.tlb.ways: 4 does not divide entries (6)",
         ),

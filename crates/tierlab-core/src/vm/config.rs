@@ -427,8 +427,10 @@ fn check_tlb(path: &str, t: &TlbConfig) -> Result<(), ConfigError> {
 }
 
 /// The checks `[vm]` makes of the rest of the config: one memory tier (the
-/// frames), its policy left to `vm.policy`, and no `workload.page_size`
-/// (the page size is `vm.page_size`, applied at simulation time).
+/// frames), its policy left to `vm.policy`, no `workload.page_size`
+/// (the page size is `vm.page_size`, applied at simulation time), and
+/// neither `run.passes` nor `run.warmup` (the paging loop reads its trace
+/// once, counting from the first reference).
 pub fn check_with(cfg: &crate::config::Config, vm: &VmConfig) -> Result<(), ConfigError> {
     vm.validate()?;
     if cfg.tiers.len() > 1 {
@@ -459,6 +461,25 @@ pub fn check_with(cfg: &crate::config::Config, vm: &VmConfig) -> Result<(), Conf
                 ));
             }
         }
+    }
+    // The paging loop reads its trace once and counts from the first
+    // reference: refused rather than silently ignored.
+    if cfg.run.passes != 1 {
+        return Err(ConfigError::at(
+            "run.passes",
+            format!(
+                "{} given; a [vm] run reads its trace once (1, the default); run the trace \
+                 twice by concatenating it",
+                cfg.run.passes
+            ),
+        ));
+    }
+    if cfg.run.warmup.is_some() {
+        return Err(ConfigError::at(
+            "run.warmup",
+            "not used under [vm]: a paging run counts from the first reference (cold faults \
+             are part of its figures)",
+        ));
     }
     if let Some(w) = &cfg.workload {
         if w.has("page_size") {
