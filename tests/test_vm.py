@@ -188,6 +188,11 @@ def test_bad_vm_input_exits_2_with_the_key(tmp_path: Path, cli: Callable[..., Ra
     r = cli("run", cfg)
     assert r.code == 0, r.err
     assert "TLB misses" in r.out and "major" in r.out
+    # Passes and warm-up would be ignored by the paging loop: refused.
+    r = cli("run", cfg, "--set", "run.passes=2")
+    assert r.code == 2 and "run.passes: 2 given" in r.err and "Traceback" not in r.err
+    r = cli("run", cfg, "--set", "run.warmup=100")
+    assert r.code == 2 and "run.warmup: not used under [vm]" in r.err, r.err
 
 
 def test_adaptive_read_ahead_reads_less_and_a_bad_mode_exits_2(
