@@ -209,60 +209,97 @@ impl SeekCurve {
     }
 }
 
-/// Most file ids a [`Pages`] or [`Layout`] keeps in a plain array (8 MiB of
-/// `u64`): the generators number their files 0, 1, 2, ... (PostMark's
-/// hundred-odd thousand files fit), so a lookup is one load instead of a
-/// hash probe, which missed the CPU caches on every disk operation of a
-/// large file set. Ids past this (a trace whose keys carry arbitrary high
-/// bits) go to a hash map; the blocks are the same either way.
+/// Most file ids a [`ById`] keeps in a plain array (8 MiB of `u64`): the
+/// generators number their files 0, 1, 2, ... (PostMark's hundred-odd
+/// thousand files fit), so a lookup is one load instead of a hash probe,
+/// which missed the CPU caches on every disk operation of a large file set.
+/// Ids past this (a trace whose keys carry arbitrary high bits) go to a hash
+/// map; the values are the same either way.
 const DENSE_FILES: u64 = 1 << 20;
 
-/// No file: a slot of the dense array that no file took.
-const NONE: u64 = u64::MAX;
+/// A value per file id: ids below [`DENSE_FILES`] in a plain array, the
+/// rest (and a value equal to the array's `empty` marker) in a hash map.
+#[derive(Clone, Debug)]
+struct ById {
+    /// The array's "no value" marker.
+    empty: u64,
+    dense: Vec<u64>,
+    sparse: HashMap<u64, u64>,
+}
+
+impl ById {
+    fn new(empty: u64) -> Self {
+        ById {
+            empty,
+            dense: Vec::new(),
+            sparse: HashMap::new(),
+        }
+    }
+
+    #[inline]
+    fn get(&self, f: u64) -> Option<u64> {
+        match self.dense.get(f as usize) {
+            Some(&v) if v != self.empty => Some(v),
+            _ => self.sparse.get(&f).copied(),
+        }
+    }
+
+    fn set(&mut self, f: u64, v: u64) {
+        if f < DENSE_FILES && v != self.empty {
+            let i = f as usize;
+            if i >= self.dense.len() {
+                self.dense.resize((i + 1).next_power_of_two(), self.empty);
+            }
+            self.dense[i] = v;
+        } else {
+            self.sparse.insert(f, v);
+        }
+    }
+
+    /// (id, value) of every id set, in id order.
+    fn into_sorted(self) -> Vec<(u64, u64)> {
+        let empty = self.empty;
+        let mut all: Vec<(u64, u64)> = (0u64..)
+            .zip(self.dense)
+            .filter(|&(_, v)| v != empty)
+            .collect();
+        all.extend(self.sparse);
+        all.sort_unstable();
+        all
+    }
+}
 
 /// Each file's pages (the highest page named, plus one), as a pre-pass
 /// counts them.
-#[derive(Clone, Debug, Default)]
-pub struct Pages {
-    /// Pages of the files with ids below [`DENSE_FILES`] (0: not named).
-    dense: Vec<u64>,
-    sparse: HashMap<u64, u64>,
+#[derive(Clone, Debug)]
+pub struct Pages(ById);
+
+impl Default for Pages {
+    fn default() -> Self {
+        // A file named has at least one page: 0 marks no file.
+        Pages(ById::new(0))
+    }
 }
 
 impl Pages {
     #[inline]
     pub fn add(&mut self, key: u64) {
         let (f, n) = (key >> 32, (key & 0xffff_ffff) + 1);
-        let p = if f < DENSE_FILES {
-            let i = f as usize;
-            if i >= self.dense.len() {
-                self.dense.resize((i + 1).next_power_of_two(), 0);
-            }
-            &mut self.dense[i]
-        } else {
-            self.sparse.entry(f).or_insert(0)
-        };
-        *p = (*p).max(n);
-    }
-
-    /// (file id, pages) of every file named, in id order.
-    fn files(self) -> Vec<(u64, u64)> {
-        let mut files: Vec<(u64, u64)> = (0u64..).zip(self.dense).filter(|&(_, n)| n > 0).collect();
-        let mut sparse: Vec<(u64, u64)> = self.sparse.into_iter().collect();
-        sparse.sort_unstable();
-        files.extend(sparse);
-        files
+        let p = self.0.get(f).unwrap_or(0);
+        if n > p {
+            self.0.set(f, n);
+        }
     }
 }
 
 /// Where each file's pages start on the disk (see the module's notes).
-#[derive(Clone, Debug, Default)]
-pub struct Layout {
-    /// First block of the files with ids below [`DENSE_FILES`] ([`NONE`]: no
-    /// such file, or one whose first block is [`NONE`] itself, kept in
-    /// `sparse`).
-    dense: Vec<u64>,
-    sparse: HashMap<u64, u64>,
+#[derive(Clone, Debug)]
+pub struct Layout(ById);
+
+impl Default for Layout {
+    fn default() -> Self {
+        Layout(ById::new(u64::MAX))
+    }
 }
 
 impl Layout {
@@ -278,23 +315,10 @@ impl Layout {
     /// Each file's first block, from its pages: files one after another in
     /// id order from block 0.
     pub fn from_pages(pages: Pages) -> Layout {
-        let files = pages.files();
-        let dense_len = files
-            .iter()
-            .take_while(|&&(f, _)| f < DENSE_FILES)
-            .last()
-            .map_or(0, |&(f, _)| f as usize + 1);
-        let mut l = Layout {
-            dense: vec![NONE; dense_len],
-            sparse: HashMap::new(),
-        };
+        let mut l = Layout::default();
         let mut next = 0u64;
-        for (f, n) in files {
-            if f < DENSE_FILES && next != NONE {
-                l.dense[f as usize] = next;
-            } else {
-                l.sparse.insert(f, next);
-            }
+        for (f, n) in pages.0.into_sorted() {
+            l.0.set(f, next);
             next = next.saturating_add(n);
         }
         l
@@ -303,13 +327,8 @@ impl Layout {
     /// Key `key`'s block (before wrapping at the disk's end).
     #[inline]
     pub fn block(&self, key: u64) -> u64 {
-        let (f, page) = (key >> 32, key & 0xffff_ffff);
-        let base = match self.dense.get(f as usize) {
-            Some(&b) if b != NONE => Some(b),
-            _ => self.sparse.get(&f).copied(),
-        };
-        match base {
-            Some(b) => b.wrapping_add(page),
+        match self.0.get(key >> 32) {
+            Some(b) => b.wrapping_add(key & 0xffff_ffff),
             // A key the pre-pass did not see: its own number.
             None => key,
         }

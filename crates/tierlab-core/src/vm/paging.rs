@@ -37,9 +37,8 @@ const NO_PAGE: u64 = u64::MAX;
 /// (the base page number over the base pages per huge page).
 pub const HUGE: u64 = 1 << 63;
 
-/// A page's state bits: brought into memory at least once.
-const TOUCHED: u8 = 1;
-/// The swap device holds a valid copy of the page.
+/// A page's state bit: the swap device holds a valid copy of the page
+/// (a page's entry in the state map, with or without it, marks it touched).
 const ON_SWAP: u8 = 2;
 
 /// What a page reference cost the pager.
@@ -71,12 +70,11 @@ pub struct Paging {
     tier: Tier,
     store: Store,
     first_touch: FirstTouch,
-    read_ahead: u64,
     /// How many of the `read_ahead` pages a major fault reads (vm/readahead.rs).
     pub window: Window,
     /// The page size: the size of the frames' entries (bytes in and out).
     page: u32,
-    /// The state bits ([`TOUCHED`], [`ON_SWAP`]) of every page ever brought
+    /// The state bits ([`ON_SWAP`]) of every page ever brought
     /// into memory: one map, so a fault costs one lookup for both.
     state: KeyMap<u8>,
     /// Resident pages read ahead and not referenced since.
@@ -143,7 +141,6 @@ impl Paging {
             tier: Tier::new(name, 0, capacity, unit, policy, admission, true, memory),
             store: Store::new(),
             first_touch: c.first_touch,
-            read_ahead: c.read_ahead.max(1) as u64,
             window: Window::new(c.read_ahead_mode, c.read_ahead),
             page: c.page_bytes() as u32,
             state: KeyMap::default(),
@@ -540,14 +537,9 @@ impl Paging {
         self.tier.c.misses += 1;
         self.last.0 = NO_PAGE;
         let mut f = Fault::default();
-        // The page's bits before this fault, and it is touched from now on
-        // (one lookup for both).
-        let bits = {
-            let e = self.state.entry(key).or_insert(0);
-            let b = *e;
-            *e = b | TOUCHED;
-            b
-        };
+        // The page's bits, its entry made: it is touched from now on (one
+        // lookup for both).
+        let bits = *self.state.entry(key).or_insert(0);
         let req = if key & HUGE != 0 {
             Request {
                 size: self.page * self.ratio as u32,
@@ -561,7 +553,7 @@ impl Paging {
             self.major_faults += 1;
             self.insert(&req, write, &mut f);
             f.pages_read = 1;
-            if self.read_ahead > 1 && key & HUGE == 0 {
+            if self.window.max() > 1 && key & HUGE == 0 {
                 self.read_around(key, &mut f);
             }
             self.pages_read += f.pages_read as u64;
@@ -614,7 +606,7 @@ impl Paging {
             }
             self.promoted.insert(h);
             self.promotions += 1;
-            *self.state.entry(h).or_insert(0) |= TOUCHED;
+            self.state.entry(h).or_insert(0);
             let req = Request {
                 key: h,
                 size: self.page * self.ratio as u32,
@@ -650,7 +642,7 @@ impl Paging {
             };
             self.insert(&req, false, f);
             self.unmapped.insert(k);
-            *self.state.entry(k).or_insert(0) |= TOUCHED;
+            self.state.entry(k).or_insert(0);
             n += 1;
         }
         f.pages_read += n as u32;
