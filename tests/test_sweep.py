@@ -631,3 +631,57 @@ def test_docs_python_example(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
     monkeypatch.chdir(REPO)
     exec(compile(code.replace("/tmp/", f"{tmp_path}/"), "experiments.md", "exec"), {})
     assert len(tierlab.load(tmp_path / "slowdown.sqlite")) == 40
+
+
+# --------------------------------------------------------------------------
+# named metrics: a likely misspelling said at once; a metric added later
+# --------------------------------------------------------------------------
+
+TWO_SIZES = '[[axis]]\nkey = "tier[0].capacity"\nvalues = ["5%", "10%"]\n'
+
+
+def test_a_near_miss_metric_is_warned_at_the_first_point(
+    tmp_path: Path, tierlab_cmd: Callable[..., Ran]
+) -> None:
+    exp = tmp_path / "typo.toml"
+    exp.write_text(experiment("typo", TWO_SIZES, 'metrics = ["miss_ratio", "tiers.0.hitz"]'))
+    r = tierlab_cmd("sweep", exp, "--workers", "1", cwd=tmp_path)
+    # The warning came at the first point, on its own line; the error at
+    # the end, with the near match (exit 2, no traceback).
+    warned, error = r.err.splitlines()
+    assert r.code == 2 and "Traceback" not in r.err
+    assert warned.startswith("warning: experiment.metrics: 'tiers.0.hitz' is not in the first")
+    assert "which has 'tiers.0.hits'" in warned
+    assert error.startswith("error: experiment.metrics: unknown 'tiers.0.hitz'; 'tiers.0.hitz' ")
+    assert "(did you mean 'tiers.0.hits'?)" in error
+    with pytest.warns(tierlab.MetricWarning, match="'tiers.0.hitz' is not in the first"):
+        with pytest.raises(tierlab.ConfigError, match="did you mean 'tiers.0.hits'"):
+            tierlab.sweep(exp, store=tmp_path / "api.sqlite", workers=1)
+
+
+def test_a_metric_differing_only_in_an_index_is_not_warned(tmp_path: Path) -> None:
+    import warnings
+
+    exp = tmp_path / "idx.toml"
+    exp.write_text(experiment("idx", TWO_SIZES, 'metrics = ["tiers.0.hits", "tiers.1.hits"]'))
+    # One tier: no point has tiers.1 (an error at the end), but it is no
+    # misspelling of tiers.0.hits, so nothing is said at the first point.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", tierlab.MetricWarning)
+        with pytest.raises(tierlab.ConfigError, match=r"unknown 'tiers\.1\.hits'; a run's"):
+            tierlab.sweep(exp, store=tmp_path / "idx.sqlite", workers=1)
+
+
+def test_a_metric_added_later_runs_the_stored_points_again(tmp_path: Path) -> None:
+    store = tmp_path / "added.sqlite"
+    first = experiment("added", TWO_SIZES, 'metrics = ["miss_ratio"]')
+    assert tierlab.sweep(first, store=store, workers=1).done == 2
+    # The store kept miss_ratio only: the points must run again to have hits.
+    more = experiment("added", TWO_SIZES, 'metrics = ["miss_ratio", "tiers.0.hits"]')
+    assert tierlab.sweep(more, store=store, dry_run=True).skipped == 0
+    rep = tierlab.sweep(more, store=store, workers=1)
+    assert (rep.skipped, rep.done) == (0, 2)
+    df = tierlab.load(store)
+    assert len(df) == 2 and (df["tiers.0.hits"] > 0).all()
+    again = tierlab.sweep(more, store=store, workers=1)
+    assert (again.skipped, again.done) == (2, 0)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tierlab._core import __version__
     from tierlab._result import RunResult
-    from tierlab._sweep import SweepReport, sweep
+    from tierlab._sweep import MetricWarning, SweepReport, sweep
     from tierlab.api import mrc, simulate, techs, trace_convert, trace_generate, trace_stats
     from tierlab.errors import ConfigError, ModelError, StoreError, TierlabError, TraceError
     from tierlab.store import load
@@ -39,6 +39,7 @@ __all__ = [
     "RunResult",
     "sweep",
     "SweepReport",
+    "MetricWarning",
     "load",
     "TierlabError",
     "ConfigError",
@@ -63,6 +64,7 @@ _LAZY = {
     "RunResult": "tierlab._result",
     "sweep": "tierlab._sweep",
     "SweepReport": "tierlab._sweep",
+    "MetricWarning": "tierlab._sweep",
     "load": "tierlab.store",
     "TierlabError": "tierlab.errors",
     "ConfigError": "tierlab.errors",

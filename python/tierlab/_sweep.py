@@ -15,10 +15,13 @@ the package's ``sweep`` attribute to the module, hiding the function
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
 import os
+import re
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -38,6 +41,14 @@ if TYPE_CHECKING:
 SweepProgress = Callable[[int, int, int], object]
 
 _UNKNOWN_METRIC = "experiment.metrics: "
+
+
+class MetricWarning(UserWarning):
+    """A named metric looks misspelt: the first finished point's summary
+    lacks it but has a path that differs by a letter or two. Only a warning:
+    a metric may belong to some points only (a pool switched off at one)."""
+
+
 _PER_CLIENT = "time.per_client."
 
 
@@ -190,6 +201,7 @@ def sweep(
     progress: SweepProgress | None = None,
     overrides: Mapping[str, Any] | None = None,
     dry_run: bool = False,
+    notice: Callable[[str], object] | None = None,
 ) -> SweepReport:
     """Runs every point of an experiment not yet in its results store.
 
@@ -214,6 +226,11 @@ def sweep(
     dry_run
         Expand the experiment and compare it with the store, run nothing
         (``skipped`` says how many points the store holds already).
+    notice
+        Called with a message when the first finished point suggests a named
+        metric is misspelt (its summary has a near match), so a long sweep
+        can be stopped early; the sweep itself fails at its end only if no
+        point has the metric. By default the message is a ``MetricWarning``.
 
     Returns
     -------
@@ -236,7 +253,7 @@ def sweep(
         known: set[str] = set()
         if path.exists():
             with Store(path, create=False) as st:
-                known = st.finished(exp.name, failed_too=False)
+                known = _reusable(st, exp)
         elif not path.parent.is_dir():
             # The sweep itself would stop here: so does its dry run.
             raise StoreError(f"{path}: no such directory {str(path.parent)!r}")
@@ -244,8 +261,7 @@ def sweep(
         return SweepReport(exp.name, unique, unique - left, 0, 0, path, [])
     with Store(path) as st:
         st.register(exp)
-        done_before = st.finished(exp.name, failed_too=False)
-        todo = pending(exp.points, done_before)
+        todo = pending(exp.points, _reusable(st, exp))
         report = SweepReport(exp.name, unique, unique - len(todo), 0, 0, path, [])
         if not todo:
             return report
@@ -281,6 +297,8 @@ def sweep(
                 if result["status"] == "ok":
                     report.done += 1
                     seen.update(result.get("metrics") or {})
+                    if not ran_ok:
+                        _warn_misspelt(exp, seen, result.get("paths"), notice)
                     ran_ok.append(p.hash)
                     paths = paths or result.get("paths")
                 else:
@@ -304,12 +322,68 @@ def _check_metrics(
     unknown = [m for m in exp.metrics if m not in seen]
     if not unknown:
         return
+    near = [f"{m!r} (did you mean {c!r}?)" for m in unknown if (c := _near(m, paths))]
     err = (
         f"{_UNKNOWN_METRIC}unknown {', '.join(map(repr, unknown))}; "
-        f"a run's summary has {', '.join(paths or [])}"
+        + (f"{'; '.join(near)}; " if near else "")
+        + f"a run's summary has {', '.join(paths or [])}"
     )
     st.fail(exp.name, ran_ok, err)
     raise ConfigError(err)
+
+
+def _reusable(st: Store, exp: Experiment) -> set[str]:
+    """The stored points this sweep need not run again: those with a
+    result, unless the experiment names a metric that no stored point kept
+    (added to the experiment, or corrected, after they ran: the store keeps
+    only named metrics, so they must run again to have it)."""
+    done = st.finished(exp.name, failed_too=False)
+    if done and exp.metrics is not None:
+        kept = st.metric_paths(exp.name)
+        if any(m not in kept for m in exp.metrics):
+            return set()
+    return done
+
+
+def _near(metric: str, paths: list[str] | None) -> str | None:
+    """The summary path closest to ``metric`` when it differs by a letter or
+    two (difflib's ratio of at least 0.85), else None. A path that differs
+    only in its numbers (``tiers.1.hits`` against ``tiers.0.hits``) is no
+    misspelling: a point with fewer tiers or stations lacks the other."""
+    shape = re.sub(r"\d+", "#", metric)
+    for c in difflib.get_close_matches(metric, paths or [], n=3, cutoff=0.85):
+        if re.sub(r"\d+", "#", c) != shape:
+            return c
+    return None
+
+
+def _warn_misspelt(
+    exp: Experiment,
+    seen: set[str],
+    paths: list[str] | None,
+    notice: Callable[[str], object] | None,
+) -> None:
+    """At the first finished point: the named metrics its summary lacks and
+    that have a near match in it, said at once instead of after the sweep.
+    A metric without a near match says nothing here: it may be one that only
+    other points have."""
+    if exp.metrics is None or paths is None:
+        return
+    near = [(m, c) for m in exp.metrics if m not in seen and (c := _near(m, paths))]
+    if not near:
+        return
+    msg = (
+        f"{_UNKNOWN_METRIC}"
+        + "; ".join(
+            f"{m!r} is not in the first finished point's summary, which has {c!r}" for m, c in near
+        )
+        + ". The sweep goes on, and fails at its end if no point has it: stop it and "
+        "correct the experiment"
+    )
+    if notice is not None:
+        notice(msg)
+    else:
+        warnings.warn(msg, MetricWarning, stacklevel=3)
 
 
 def _describe(labels: dict[str, Any], rep: int) -> str:

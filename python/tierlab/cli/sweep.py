@@ -94,6 +94,7 @@ def handle(a: argparse.Namespace) -> int:
             progress=cb,
             overrides=None if a.dry_run else sets,
             dry_run=a.dry_run,
+            notice=lambda msg: print(f"warning: {msg}", file=sys.stderr),
         )
     if a.dry_run:
         # After the sweep's checks (of the store too): bad input prints nothing.
