@@ -18,7 +18,7 @@
 //! allowed free plus 64 bytes a page (a hashed map of 16-byte entries at
 //! half load pays 32).
 
-use crate::hash::KeyMap;
+use crate::index::SlotIndex;
 
 /// Page tags per leaf (a power of two): 512 bytes of entries.
 const LEAF_BITS: u32 = 6;
@@ -59,11 +59,13 @@ const NO_LEAF: u64 = u64::MAX;
 #[derive(Default)]
 pub struct PageTable {
     /// Leaf number (tag >> LEAF_BITS) -> the leaf's first entry (its
-    /// index in `e` times [`LEAF`]).
-    dir: KeyMap<u32>,
+    /// index in `e` times [`LEAF`]). The tier's open-addressing table: a
+    /// lookup is one hash and, mostly, one compare (hashbrown's took a
+    /// seventh of the benchmark's time).
+    dir: SlotIndex,
     e: Vec<Leaf>,
     /// Pages whose leaf was not made: tag -> their entry in `spill`.
-    spilled: KeyMap<u32>,
+    spilled: SlotIndex,
     spill: Vec<u64>,
     /// The last leaf looked up and its first entry.
     last: (u64, u32),
@@ -99,12 +101,10 @@ impl PageTable {
     fn index_slow(&mut self, key: u64) -> usize {
         let leaf = key >> LEAF_BITS;
         let low = (key as usize) & (LEAF - 1);
-        // (A lookup, then an insertion only for a new leaf: `entry` costs
-        // a third more on the usual hit.)
-        let base = match self.dir.get(&leaf) {
-            Some(&b) => b,
-            None => match self.spilled.get(&key) {
-                Some(&i) => return SPILL | i as usize,
+        let base = match self.dir.get(leaf) {
+            Some(b) => b,
+            None => match self.spilled.get(key) {
+                Some(i) => return SPILL | i as usize,
                 None => match self.new_leaf(leaf) {
                     Some(b) => b,
                     None => return self.new_spill(key),
@@ -126,7 +126,7 @@ impl PageTable {
         let mut l = Leaf([UNTOUCHED; LEAF]);
         if !self.spilled.is_empty() {
             for (low, e) in l.0.iter_mut().enumerate() {
-                if let Some(i) = self.spilled.remove(&((leaf << LEAF_BITS) | low as u64)) {
+                if let Some(i) = self.spilled.remove((leaf << LEAF_BITS) | low as u64) {
                     // (Its spill entry stays behind, unreferenced.)
                     *e = self.spill[i as usize];
                 }
@@ -229,14 +229,14 @@ impl PageTable {
     /// process's pages); returns how many were touched.
     pub fn drop_where(&mut self, shift: u32, high: u64) -> u64 {
         let mut n = 0;
-        for (&leaf, &base) in &self.dir {
+        for (leaf, base) in self.dir.iter() {
             if (leaf << LEAF_BITS) >> shift == high {
                 let l = &mut self.e[base as usize >> LEAF_BITS].0;
                 n += l.iter().filter(|&&e| e != UNTOUCHED).count() as u64;
                 l.fill(UNTOUCHED);
             }
         }
-        for (&k, &i) in &self.spilled {
+        for (k, i) in self.spilled.iter() {
             if k >> shift == high {
                 n += (self.spill[i as usize] != UNTOUCHED) as u64;
                 self.spill[i as usize] = UNTOUCHED;
@@ -299,7 +299,7 @@ mod tests {
             t.touch((5 << 40) | p);
         }
         t.touch(k + 1);
-        assert!(t.dir.contains_key(&(k >> LEAF_BITS)) && !t.spilled.contains_key(&k));
+        assert!(t.dir.get(k >> LEAF_BITS).is_some() && t.spilled.get(k).is_none());
         assert_eq!((t.bits(k), t.slot(k)), (TOUCHED | 2, Some((n - 1) as u32)));
         let before = t.touched();
         assert_eq!(t.drop_where(40, 0), n + 1);
