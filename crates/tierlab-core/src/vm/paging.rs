@@ -509,6 +509,13 @@ impl Paging {
         self.tier.c.hits += n;
     }
 
+    /// Starts loading what [`Paging::access`] of `key` reads first (its
+    /// page table entry), so that the miss overlaps the caller's TLB work.
+    #[inline(always)]
+    pub fn prefetch(&mut self, key: u64) {
+        self.table.prefetch(key);
+    }
+
     /// One reference to page `key` (a tag: process index and page number).
     #[inline]
     pub fn access(&mut self, key: u64, write: bool) -> Fault {

@@ -161,6 +161,20 @@ impl PageTable {
         &mut self.e[i >> LEAF_BITS].0[i & (LEAF - 1)]
     }
 
+    /// Starts loading `key`'s entry (made if it has none, as the lookup
+    /// that follows would make it): the caller has other work to do
+    /// before it reads the entry.
+    #[inline(always)]
+    pub fn prefetch(&mut self, key: u64) {
+        let i = self.index(key);
+        let p: *const u64 = if i & SPILL != 0 {
+            &self.spill[i & !SPILL]
+        } else {
+            &self.e[i >> LEAF_BITS].0[i & (LEAF - 1)]
+        };
+        crate::index::prefetch(p);
+    }
+
     /// The state bits of the entry at `i` (0: never touched).
     #[inline(always)]
     pub fn bits_at(&self, i: usize) -> u8 {
