@@ -174,3 +174,31 @@ def test_run_json_imports_nothing_heavy(zipf_config: Path) -> None:
     argv = ["run", str(zipf_config), "--json"]
     code = f"import tierlab.cli\nassert tierlab.cli.main({argv!r}) == 0\n"
     assert new_heavy(code) == []
+
+
+def test_a_named_command_loads_only_its_own_module(zipf_config: Path) -> None:
+    """`tierlab run` builds the run parser alone: no other command's module
+    (nor the reproductions' and models' lists their parsers read)."""
+    argv = ["run", str(zipf_config), "--json"]
+    out = fresh(
+        f"""
+        import json, sys
+        import tierlab.cli
+        assert tierlab.cli.main({argv!r}) == 0
+        print(json.dumps(sorted(m for m in sys.modules if m.startswith(
+            ("tierlab.cli.", "tierlab.reproductions", "tierlab.models")))))
+        """
+    )
+    assert out == ["tierlab.cli._common", "tierlab.cli.run"]
+    # Without a command first (here the help), every command is there.
+    out = fresh(
+        """
+        import json, sys
+        import tierlab.cli
+        p = tierlab.cli.build_parser()
+        print(json.dumps(sorted(m for m in sys.modules if m.startswith("tierlab.cli."))))
+        """
+    )
+    from tierlab.cli import COMMANDS
+
+    assert out == sorted(["tierlab.cli._common"] + [f"tierlab.cli.{c}" for c in COMMANDS])

@@ -11,34 +11,24 @@ and writes (``files``) and its handler (``handle``); what they share is in
 Only what building the parser needs is imported here and in the command
 modules' tops; each handler imports its own modules, so that `tierlab mrc
 --no-plot` and `tierlab run --json` do not pay for pandas, rich, sqlite3 or
-Dask.
+Dask. A command line that names its command builds that command's parser
+only: the other command modules (and what their parsers import, such as
+the reproductions' and models' lists) are never loaded.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
-from tierlab.cli import (
-    bench,
-    capture,
-    export,
-    model,
-    mrc,
-    report,
-    reproduce,
-    run,
-    sweep,
-    techs,
-    trace,
-)
 from tierlab.cli._common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Files, err, hint, io_problem
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["COMMANDS", "EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "build_parser", "main"]
+__all__ = ["COMMANDS", "EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "build_parser", "command", "main"]
 
 
 class Command(Protocol):
@@ -47,23 +37,31 @@ class Command(Protocol):
     def handle(self, a: argparse.Namespace) -> int: ...
 
 
-# In the order `tierlab --help` lists them.
-COMMANDS: dict[str, Command] = {
-    "run": run,
-    "techs": techs,
-    "trace": trace,
-    "capture": capture,
-    "mrc": mrc,
-    "sweep": sweep,
-    "export": export,
-    "report": report,
-    "reproduce": reproduce,
-    "model": model,
-    "bench": bench,
-}
+# In the order `tierlab --help` lists them: each command's module in
+# tierlab.cli, imported when its parser is built (`command`).
+COMMANDS: tuple[str, ...] = (
+    "run",
+    "techs",
+    "trace",
+    "capture",
+    "mrc",
+    "sweep",
+    "export",
+    "report",
+    "reproduce",
+    "model",
+    "bench",
+)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command(name: str) -> Command:
+    """The module of command `name` (one of COMMANDS)."""
+    return cast("Command", importlib.import_module(f"tierlab.cli.{name}"))
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: every command's, or only command `only`'s
+    (for a command line that names it first; its parsing is the same)."""
     from tierlab import __version__
 
     p = argparse.ArgumentParser(
@@ -73,8 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="version", version=f"tierlab {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in COMMANDS.values():
-        command.add(sub)
+    for name in COMMANDS if only is None else (only,):
+        command(name).add(sub)
     return p
 
 
@@ -82,13 +80,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tierlab`` command."""
     from tierlab.errors import ConfigError, TierlabError
 
-    args = build_parser().parse_args(argv)
-    command = COMMANDS[args.command]
+    words = sys.argv[1:] if argv is None else list(argv)
+    first = words[0] if words else None
+    args = build_parser(first if first in COMMANDS else None).parse_args(words)
+    cmd = command(args.command)
     try:
-        problem = io_problem(command.files(args))
+        problem = io_problem(cmd.files(args))
         if problem:
             return err(problem)
-        return command.handle(args)
+        return cmd.handle(args)
     except ConfigError as e:
         return err(str(e), hint(str(e)))
     except TierlabError as e:

@@ -7,7 +7,8 @@
 //! threads that block on major faults, `[vm.cpu]`), `pressure` (watermarks,
 //! kswapd, direct reclaim, `[vm.pressure]`), `memorage` (memory that borrows
 //! the storage device's free capacity, `[vm.memorage]`), `readahead` (how
-//! many pages a major fault reads, `vm.read_ahead_mode`).
+//! many pages a major fault reads, `vm.read_ahead_mode`), `table` (the
+//! pager's page table: each page's state bits and slot).
 
 pub mod config;
 pub mod memorage;
@@ -17,6 +18,7 @@ pub mod procs;
 pub mod readahead;
 pub mod result;
 pub mod run;
+mod table;
 pub mod tlb;
 pub mod walk;
 

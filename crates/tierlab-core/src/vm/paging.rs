@@ -18,6 +18,7 @@ use super::config::{FirstTouch, VmConfig};
 use super::memorage::{Pool, Shrink};
 use super::pressure::{Before, Pressure};
 use super::readahead::Window;
+use super::table::PageTable;
 use crate::admission::AdmissionSpec;
 use crate::cost::AccessCost;
 use crate::hash::{KeyMap, KeySet};
@@ -38,7 +39,7 @@ const NO_PAGE: u64 = u64::MAX;
 pub const HUGE: u64 = 1 << 63;
 
 /// A page's state bit: the swap device holds a valid copy of the page
-/// (a page's entry in the state map, with or without it, marks it touched).
+/// (every touched page has `table::TOUCHED`, with or without it).
 const ON_SWAP: u8 = 2;
 
 /// What a page reference cost the pager.
@@ -74,9 +75,10 @@ pub struct Paging {
     pub window: Window,
     /// The page size: the size of the frames' entries (bytes in and out).
     page: u32,
-    /// The state bits ([`ON_SWAP`]) of every page ever brought
-    /// into memory: one map, so a fault costs one lookup for both.
-    state: KeyMap<u8>,
+    /// Every page ever brought into memory: its state bits ([`ON_SWAP`])
+    /// and, while resident, its slot (vm/table.rs): a reference looks its
+    /// page up once, not in the tier's index and a map of bits.
+    table: PageTable,
     /// Resident pages read ahead and not referenced since.
     unmapped: KeySet,
     /// Victims of the current reference (their translations are shot down).
@@ -100,7 +102,7 @@ pub struct Paging {
     pub pool: Option<Pool>,
     /// Frames usable now: `frames` plus those borrowed.
     pub limit: u64,
-    /// Pages of processes that ended (no longer in `state`).
+    /// Pages of processes that ended (no longer in `table`).
     released_pages: u64,
     /// Allocation costs not yet taken by the timed loop.
     pub alloc_cost: AllocCost,
@@ -143,7 +145,7 @@ impl Paging {
             first_touch: c.first_touch,
             window: Window::new(c.read_ahead_mode, c.read_ahead),
             page: c.page_bytes() as u32,
-            state: KeyMap::default(),
+            table: PageTable::new(),
             unmapped: KeySet::default(),
             victims: Vec::new(),
             last: (NO_PAGE, 0),
@@ -287,10 +289,11 @@ impl Paging {
         if let Some(pool) = &mut self.pool {
             pool.remote.remove(&key);
         }
+        self.table.set_slot(key, None);
         if dirty {
             self.swap_outs += 1;
             self.tier.c.writebacks += 1;
-            *self.state.entry(key).or_insert(0) |= ON_SWAP;
+            self.table.set_bits(key, ON_SWAP);
         }
         if !self.unmapped.is_empty() && self.unmapped.remove(&key) {
             self.read_ahead_unused += 1;
@@ -337,9 +340,8 @@ impl Paging {
             }
             self.unmapped.remove(&k);
         }
-        let before = self.state.len();
-        self.state.retain(|&k, _| !mine(k));
-        self.released_pages += (before - self.state.len()) as u64;
+        // (Its resident pages' entries go with the rest.)
+        self.released_pages += self.table.drop_where(VPN_BITS, pi as u64);
         self.last.0 = NO_PAGE;
         self.shrink();
     }
@@ -434,9 +436,7 @@ impl Paging {
 
     /// Distinct pages referenced.
     pub fn pages_touched(&self) -> u64 {
-        // Every page in the map was touched (ON_SWAP is only set on a
-        // victim, which was).
-        self.state.len() as u64 + self.released_pages
+        self.table.touched() + self.released_pages
     }
 
     /// Whether the device holds a page of state `bits` when it is not
@@ -452,8 +452,9 @@ impl Paging {
 
     /// Whether the device holds `key` when it is not resident.
     #[inline]
-    fn on_device(&self, key: u64) -> bool {
-        self.on_device_bits(self.state.get(&key).copied().unwrap_or(0))
+    fn on_device(&mut self, key: u64) -> bool {
+        let bits = self.table.bits(key);
+        self.on_device_bits(bits)
     }
 
     /// The page the last reference hit, resident and mapped, while no page
@@ -508,6 +509,13 @@ impl Paging {
         self.tier.c.hits += n;
     }
 
+    /// Starts loading what [`Paging::access`] of `key` reads first (its
+    /// page table entry), so that the miss overlaps the caller's TLB work.
+    #[inline(always)]
+    pub fn prefetch(&mut self, key: u64) {
+        self.table.prefetch(key);
+    }
+
     /// One reference to page `key` (a tag: process index and page number).
     #[inline]
     pub fn access(&mut self, key: u64, write: bool) -> Fault {
@@ -517,7 +525,13 @@ impl Paging {
             self.repeat(write);
             return Fault::default();
         }
-        if let Some(slot) = self.tier.lookup(&self.store, key) {
+        let i = self.table.index(key);
+        debug_assert_eq!(
+            self.table.slot_at(i),
+            self.tier.lookup(&self.store, key),
+            "the page table agrees with the tier"
+        );
+        if let Some(slot) = self.table.slot_at(i) {
             self.last = (key, slot);
             self.tier.touch(slot, &req);
             if write {
@@ -539,7 +553,7 @@ impl Paging {
         let mut f = Fault::default();
         // The page's bits, its entry made: it is touched from now on (one
         // lookup for both).
-        let bits = *self.state.entry(key).or_insert(0);
+        let bits = self.table.touch_at(i);
         let req = if key & HUGE != 0 {
             Request {
                 size: self.page * self.ratio as u32,
@@ -571,7 +585,7 @@ impl Paging {
         // now on (unless a collapse took it): the references after it in
         // its page are repeats, as after a hit (one lookup here instead of
         // one general reference after every fault).
-        if let Some(slot) = self.tier.lookup(&self.store, key) {
+        if let Some(slot) = self.table.slot(key) {
             self.last = (key, slot);
         }
         f
@@ -601,12 +615,13 @@ impl Paging {
                     .lookup(&self.store, k)
                     .expect("a full region's pages are resident");
                 self.tier.remove(&mut self.store, slot);
+                self.table.set_slot(k, None);
                 self.unmapped.remove(&k);
                 self.victims.push(k);
             }
             self.promoted.insert(h);
             self.promotions += 1;
-            self.state.entry(h).or_insert(0);
+            self.table.touch(h);
             let req = Request {
                 key: h,
                 size: self.page * self.ratio as u32,
@@ -629,7 +644,7 @@ impl Paging {
             if n >= room {
                 break;
             }
-            if k == key || self.tier.lookup(&self.store, k).is_some() || !self.on_device(k) {
+            if k == key || self.table.slot(k).is_some() || !self.on_device(k) {
                 continue;
             }
             if !self.room_for_read_ahead() {
@@ -640,9 +655,9 @@ impl Paging {
                 size: self.page,
                 ..Request::default()
             };
+            self.table.touch(k);
             self.insert(&req, false, f);
             self.unmapped.insert(k);
-            self.state.entry(k).or_insert(0);
             n += 1;
         }
         f.pages_read += n as u32;
@@ -673,6 +688,13 @@ impl Paging {
                 self.full.push(r);
             }
         }
+        // The page's slot (none if the tier refused it), after its victims
+        // left: one of theirs may be the slot it took.
+        for v in out.iter().flatten().chain(&more) {
+            self.table.set_slot(v.key, None);
+        }
+        let slot = self.tier.lookup(&self.store, req.key);
+        self.table.set_slot(req.key, slot);
         for v in out.into_iter().flatten().chain(more) {
             self.victims.push(v.key);
             if self.ratio > 0 {
@@ -692,7 +714,7 @@ impl Paging {
                 f.swap_outs += 1;
                 self.swap_outs += 1;
                 self.tier.c.writebacks += 1;
-                *self.state.entry(v.key).or_insert(0) |= ON_SWAP;
+                self.table.set_bits(v.key, ON_SWAP);
             }
             if !self.unmapped.is_empty() && self.unmapped.remove(&v.key) {
                 self.read_ahead_unused += 1;
@@ -711,6 +733,8 @@ impl Paging {
             .insert(&mut self.store, None, req, dirty, false, |_| {
                 debug_assert!(false, "under pressure the tier never evicts itself")
             });
+        let slot = self.tier.lookup(&self.store, req.key);
+        self.table.set_slot(req.key, slot);
         self.placed(req.key);
     }
 }

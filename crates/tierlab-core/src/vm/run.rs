@@ -747,6 +747,8 @@ impl Core {
                     None => false,
                 }
             };
+            // The pager's entry loads while the TLB is looked up.
+            self.paging.prefetch(tag);
             if huge {
                 // A huge page's translation: its own TLB if configured, no
                 // second level, a walk one level shorter.
