@@ -41,15 +41,13 @@ if TYPE_CHECKING:
 SweepProgress = Callable[[int, int, int], object]
 
 _UNKNOWN_METRIC = "experiment.metrics: "
+_PER_CLIENT = "time.per_client."
 
 
 class MetricWarning(UserWarning):
     """A named metric looks misspelt: the first finished point's summary
     lacks it but has a path that differs by a letter or two. Only a warning:
     a metric may belong to some points only (a pool switched off at one)."""
-
-
-_PER_CLIENT = "time.per_client."
 
 
 @dataclass
