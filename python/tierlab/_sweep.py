@@ -251,7 +251,7 @@ def sweep(
         known: set[str] = set()
         if path.exists():
             with Store(path, create=False) as st:
-                known = _reusable(st, exp)
+                known = _reusable(st, exp, st.metric_paths(exp.name))
         elif not path.parent.is_dir():
             # The sweep itself would stop here: so does its dry run.
             raise StoreError(f"{path}: no such directory {str(path.parent)!r}")
@@ -259,15 +259,15 @@ def sweep(
         return SweepReport(exp.name, unique, unique - left, 0, 0, path, [])
     with Store(path) as st:
         st.register(exp)
-        todo = pending(exp.points, _reusable(st, exp))
+        # The named metrics some point has given: the stored points' and
+        # those run now (a metric no point has is a misspelt path).
+        seen = st.metric_paths(exp.name)
+        todo = pending(exp.points, _reusable(st, exp, seen))
         report = SweepReport(exp.name, unique, unique - len(todo), 0, 0, path, [])
         if not todo:
             return report
         if progress is not None:
             progress(0, 0, len(todo))
-        # The named metrics some point has given: the stored points' and
-        # those run now (a metric no point has is a misspelt path).
-        seen = st.metric_paths(exp.name)
         ran_ok: list[str] = []
         paths: list[str] | None = None
         from distributed import as_completed
@@ -330,16 +330,14 @@ def _check_metrics(
     raise ConfigError(err)
 
 
-def _reusable(st: Store, exp: Experiment) -> set[str]:
+def _reusable(st: Store, exp: Experiment, kept: set[str]) -> set[str]:
     """The stored points this sweep need not run again: those with a
     result, unless the experiment names a metric that no stored point kept
-    (added to the experiment, or corrected, after they ran: the store keeps
-    only named metrics, so they must run again to have it)."""
+    (``kept``: added to the experiment, or corrected, after they ran; the
+    store keeps only named metrics, so they must run again to have it)."""
     done = st.finished(exp.name, failed_too=False)
-    if done and exp.metrics is not None:
-        kept = st.metric_paths(exp.name)
-        if any(m not in kept for m in exp.metrics):
-            return set()
+    if done and exp.metrics is not None and any(m not in kept for m in exp.metrics):
+        return set()
     return done
 
 
