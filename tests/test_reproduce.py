@@ -84,6 +84,7 @@ FIGURES: dict[str, list[str]] = {
         "fig8_point_postmark_512_s3",
         "fig7_write_kb_s",
         "best_miss_rate_postmark",
+        "best_miss_rate_postmark_disk_reads",
         "breakeven_price_postmark_s3",
         "breakeven_price_bonnie_s3",
     ],
