@@ -114,6 +114,8 @@ FIGURES: dict[str, list[str]] = {
         "flash_accesses_per_s",
         "flash_hit_ratio",
         "flash_lifetime_years_1e6",
+        "top20_request_share",
+        "head_request_share",
         "wear_spread",
         "hot_set_swaps",
     ],
