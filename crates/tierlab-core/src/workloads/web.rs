@@ -149,7 +149,7 @@ fn resolve_head(
         None => preset.map(|h| h.1),
     };
     match (size, share) {
-        (_, Some(v)) if v == 0.0 => Ok(None),
+        (_, Some(0.0)) => Ok(None),
         (None, None) => Ok(None),
         (Some(_), None) => Err(bad("head_size", "needs head_share")),
         (None, Some(_)) => Err(bad("head_share", "needs head_size")),
