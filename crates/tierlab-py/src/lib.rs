@@ -489,7 +489,14 @@ fn mrc(
     let r = py.allow_threads(|| tierlab_core::mrc::curve(config_json, &ask, |n| rep.tick(n)));
     let (m, method) = rep.finish(r)?;
     let note = m.left_out.map(|l| l.note);
-    Ok((m.sizes, m.miss_ratios, m.largest, method.label(), m.labels, note))
+    Ok((
+        m.sizes,
+        m.miss_ratios,
+        m.largest,
+        method.label(),
+        m.labels,
+        note,
+    ))
 }
 
 #[pymodule]

@@ -673,7 +673,9 @@ fn shards_curves_leave_out_sizes_their_sample_cannot_support() {
     assert_eq!(m.sizes, vec![100, 200]);
     let left = m.left_out.unwrap();
     assert_eq!(left.points, 0);
-    assert!(left.note.ends_with("and every size here is below; the exact curve (without SHARDS) samples nothing"));
+    assert!(left.note.ends_with(
+        "and every size here is below; the exact curve (without SHARDS) samples nothing"
+    ));
     // The exact curve and a sample the sizes support leave nothing out.
     let exact = Ask {
         shards_rate: None,
