@@ -89,7 +89,7 @@ def fig7_experiment(ctx: Context) -> dict[str, Any]:
     exp["base"]["tier"][0]["uncached"] = False
     exp["base"].setdefault("stack", {})["preset"] = "linux-2.4-p4"
     exp["axis"] = [
-        {"key": CAPACITY, "values": [_scale_size(f"{S1_FIG7_MIB}MiB", ctx.scale)]},
+        {"key": CAPACITY, "values": [scale_size(f"{S1_FIG7_MIB}MiB", ctx.scale)]},
     ]
     return exp
 
