@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from tierlab.reproduce import Context, Figure, Outcome, System, _scale_size
+from tierlab.reproduce import Context, Figure, Outcome, System, scale_size
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -65,7 +65,7 @@ def experiment(ctx: Context, stem: str) -> dict[str, Any]:
     exp = ctx.experiment(stem)
     for a in exp.get("axis", []):
         if a.get("key") == CAPACITY and "range" in a and ctx.scale != 1:
-            a["range"] = {k: _scale_size(v, ctx.scale) for k, v in a["range"].items()}
+            a["range"] = {k: scale_size(v, ctx.scale) for k, v in a["range"].items()}
     w = exp["base"]["workload"]
     if w["type"] == "bonnie":
         # The generator's file: 1 GiB x scale, rounded (preset s1), in 4 KiB pages.
@@ -89,7 +89,7 @@ def fig7_experiment(ctx: Context) -> dict[str, Any]:
     exp["base"]["tier"][0]["uncached"] = False
     exp["base"].setdefault("stack", {})["preset"] = "linux-2.4-p4"
     exp["axis"] = [
-        {"key": CAPACITY, "values": [_scale_size(f"{S1_FIG7_MIB}MiB", ctx.scale)]},
+        {"key": CAPACITY, "values": [scale_size(f"{S1_FIG7_MIB}MiB", ctx.scale)]},
     ]
     return exp
 

@@ -201,9 +201,10 @@ def _throughput_table(d: pd.DataFrame, workload: str) -> pd.DataFrame:
 
 
 def _fig3(lat: pd.DataFrame) -> Plot:
-    from tierlab.report import Plot, _figure
+    from tierlab.plotting import figure
+    from tierlab.report import Plot
 
-    fig, (ax,) = _figure()
+    fig, (ax,) = figure()
     for cores in CORES:
         g = lat[lat["server"] == cores].sort_values("lat_us")
         if g.empty:
@@ -225,9 +226,10 @@ def _fig3(lat: pd.DataFrame) -> Plot:
 
 
 def _fig5(d: pd.DataFrame) -> Plot:
-    from tierlab.report import Plot, _figure
+    from tierlab.plotting import figure
+    from tierlab.report import Plot
 
-    fig, (ax, ax2) = _figure(ncols=2)
+    fig, (ax, ax2) = figure(ncols=2)
     for cores in CORES:
         g = d[(d["server"] == cores) & (d["tier"] != DRAM_ONLY)].copy()
         if g.empty:
