@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         StoreError,
         TierlabError,
         TraceError,
+        TraceNotFoundError,
     )
     from tierlab.store import load
 
@@ -51,6 +52,7 @@ __all__ = [
     "TierlabError",
     "ConfigError",
     "TraceError",
+    "TraceNotFoundError",
     "StoreError",
     "ModelError",
     "ShardsWarning",
@@ -77,6 +79,7 @@ _LAZY = {
     "TierlabError": "tierlab.errors",
     "ConfigError": "tierlab.errors",
     "TraceError": "tierlab.errors",
+    "TraceNotFoundError": "tierlab.errors",
     "StoreError": "tierlab.errors",
     "ModelError": "tierlab.errors",
     "ShardsWarning": "tierlab.errors",

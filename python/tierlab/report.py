@@ -467,12 +467,23 @@ def _draw(
     ax.set_xlim(-0.5, len(categories) - 0.5)
 
 
-def _legend(ax: Any, entries: int) -> None:
-    """A legend inside the axes for a few entries, beside them for many."""
+def _legend(ax: Any, entries: int, title: str | None = None) -> None:
+    """A legend inside the axes for a few entries, beside them for many;
+    ``title`` names the one axis its entries are values of."""
+    kw: dict[str, Any] = {"fontsize": 7, "title": title, "title_fontsize": 7}
     if entries > 6:
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, **kw)
     else:
-        ax.legend(fontsize=7)
+        ax.legend(**kw)
+
+
+def _line_label(combo: dict[str, Any], counts: str = "bytes") -> str | None:
+    """A legend entry: the value alone when one axis makes the lines (the
+    legend's title names it), else ``name = value, ...``."""
+    if len(combo) == 1:
+        ((k, v),) = combo.items()
+        return param_value(k, v, counts)
+    return where(combo, counts) or None
 
 
 def _time_scaled(metric: str, values: Sequence[float]) -> tuple[float, str]:
@@ -549,7 +560,7 @@ def generic_section(
             else:
                 mm = g.groupby("_x", sort=False)[metric].mean()
                 xs, ys = list(mm.index), list(mm.values)
-            lines.append((where(combo, counts) or None, xs, ys))
+            lines.append((_line_label(combo, counts), xs, ys))
         div, unit = _time_scaled(metric, [y for _, _, ys in lines for y in ys])
         lines = [(lab, xs, [y / div for y in ys]) for lab, xs, ys in lines]
         fig, (ax,) = figure(8.5 if len(lines) > 6 else 7.0, 4.5)
@@ -562,7 +573,7 @@ def generic_section(
         from_zero(ax)
         ax.grid(True, alpha=0.3)
         if rest:
-            _legend(ax, len(lines))
+            _legend(ax, len(lines), param_name(rest[0]) if len(rest) == 1 else None)
         fig.tight_layout()
         caption = (
             f"{axis_label(metric, unit)} against {xlabel}"
@@ -607,7 +618,7 @@ def time_section(df: pd.DataFrame, axes: Sequence[str]) -> Section | None:
     p99: list[tuple[str | None, list[Any], list[float]]] = []
     for combo, g in combos(d, rest):
         m = g.groupby("_x", sort=xs is not None)[["throughput_rps", _P99]].mean()
-        label = where(combo) or None
+        label = _line_label(combo)
         tput.append((label, list(m.index), list(m["throughput_rps"])))
         p99.append((label, list(m.index), list(m[_P99])))
     div, unit = time_unit(max(float(v) for _, _, ys in p99 for v in ys if v == v))
@@ -623,7 +634,7 @@ def time_section(df: pd.DataFrame, axes: Sequence[str]) -> Section | None:
         from_zero(ax)
         ax.grid(True, alpha=0.3)
     if rest:
-        _legend(a2, len(tput))
+        _legend(a2, len(tput), param_name(rest[0]) if len(rest) == 1 else None)
     fig.tight_layout()
     sec = Section(
         f"Throughput and p99 latency against {param_name(x)}",
