@@ -4,6 +4,7 @@
 pub mod capture;
 pub mod csv;
 pub mod lackey;
+pub mod limits;
 pub mod lines;
 pub mod memtrace;
 pub mod msr;
