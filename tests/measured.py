@@ -66,6 +66,8 @@ def run_measured(
         env=full_env,
         start_new_session=True,
     )
+    if p.stdin is not None:
+        p.stdin.close()  # a pipe with no writer: the child sees its end
     # Read both pipes in threads and reap the child with wait4, which
     # gives its peak resident size (Popen's own wait would reap it first).
     chunks: dict[str, bytes] = {}
