@@ -81,7 +81,11 @@ def test_channels_and_cpus_cost_what_is_used(tmp_path: Path) -> None:
 def _no_util(v: object) -> object:
     """A result without its utilisations (busy time over channels x time)."""
     if isinstance(v, dict):
-        return {k: _no_util(x) for k, x in v.items() if "util" not in k and k not in ("channels", "servers")}
+        return {
+            k: _no_util(x)
+            for k, x in v.items()
+            if "util" not in k and k not in ("channels", "servers")
+        }
     if isinstance(v, list):
         return [_no_util(x) for x in v]
     return v

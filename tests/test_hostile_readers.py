@@ -9,6 +9,7 @@ subprocess under a deadline, its peak resident size measured.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -82,10 +83,27 @@ def test_lackey_access_of_huge_size_is_refused(tmp_path: Path) -> None:
     bounded(run_measured(["trace", "stats", t], timeout=20), str(t), ":2:", "limit")
 
 
-def test_dev_zero_as_csv_stops_at_the_line_limit() -> None:
+def test_dev_zero_as_csv_is_refused() -> None:
     """`trace stats /dev/zero --format csv` aborted on a failed allocation."""
     r = run_measured(["trace", "stats", "/dev/zero", "--format", "csv"], timeout=20)
-    bounded(r, "/dev/zero", "byte offset 0", "line 1 is longer than the 1 MiB limit")
+    bounded(r, "/dev/zero", "not a regular file")
+
+
+def test_fifo_as_a_trace_is_refused_at_once(tmp_path: Path) -> None:
+    """A FIFO as a trace blocked forever (read once for its format, then
+    reopened) and ignored SIGINT; /dev/stdin was "the trace holds no
+    requests"."""
+    fifo = tmp_path / "t.fifo"
+    os.mkfifo(fifo)
+    bounded(run_measured(["trace", "stats", fifo], timeout=20), str(fifo), "not a regular file")
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        f'[workload]\ntype = "trace"\npath = "{fifo}"\n[[tier]]\nname = "d"\n'
+        'tech = "DRAM-DDR3"\ncapacity = "1MiB"\npolicy = "lru"\n'
+    )
+    bounded(run_measured(["run", cfg], timeout=20), str(fifo), "not a regular file")
+    r = run_measured(["trace", "stats", "/dev/stdin"], timeout=20, stdin=subprocess.PIPE)
+    bounded(r, "/dev/stdin", "not a regular file")
 
 
 def test_long_line_in_every_text_format_is_refused(tmp_path: Path) -> None:
