@@ -15,9 +15,9 @@ use crate::config::{Config, ConfigError, Source};
 use crate::error::Error;
 use crate::request::Request;
 use crate::sim::open;
-use crate::trace::next_access::{next_access_times_upto, WithNextAccess};
 #[cfg(test)]
 use crate::trace::next_access::next_access_times;
+use crate::trace::next_access::{next_access_times_upto, WithNextAccess};
 use crate::trace::{TraceError, TraceSource};
 use crate::units::Size;
 
@@ -271,9 +271,13 @@ impl RunSetup {
     /// with next-access times when a tier needs them.
     pub fn open(&self, size: usize, mut progress: impl Progress) -> Result<Batches, TraceError> {
         let before = self.read;
-        let mut b = open_stream(&self.source, size, self.next_access, self.max_requests, |n| {
-            progress(before + n)
-        })?;
+        let mut b = open_stream(
+            &self.source,
+            size,
+            self.next_access,
+            self.max_requests,
+            |n| progress(before + n),
+        )?;
         b.offset += before;
         Ok(b.limit(self.max_requests))
     }

@@ -61,10 +61,9 @@ impl Source {
 /// Opens a fresh stream of the source's requests.
 pub fn open(source: &Source) -> Result<Box<dyn TraceSource>, TraceError> {
     Ok(match source {
-        Source::Synth(spec) => Box::new(
-            Generator::try_new(spec.clone())
-                .map_err(|m| TraceError::io(Path::new("workload.objects"), std::io::Error::other(m)))?,
-        ),
+        Source::Synth(spec) => Box::new(Generator::try_new(spec.clone()).map_err(|m| {
+            TraceError::io(Path::new("workload.objects"), std::io::Error::other(m))
+        })?),
         Source::Oracle(path) if crate::trace::lines::is_zstd(path) => {
             Box::new(OracleStream::open(path)?)
         }

@@ -200,7 +200,9 @@ mod tests {
         let mut free = [0u64; 3];
         let mut x = 12345u64;
         for i in 0..2000u64 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let (now, service) = (i * 7, (x >> 33) % 40);
             let k = (0..3).min_by_key(|&k| free[k]).unwrap();
             let start = now.max(free[k]);
