@@ -440,7 +440,16 @@ def mrc_method(
     "hierarchy (simulated)"); raises ConfigError when they do not go
     together. The engine's rule; nothing is read."""
     pol, hier, size_list = _mrc_args(policy, sizes, config)
-    return _core.mrc_method(size_list, shards, shards_size, pol, hier)
+    return _core.mrc_method(size_list, shards, _count("shards_size", shards_size), pol, hier)
+
+
+def _count(key: str, n: int | None) -> int | None:
+    """A count the engine takes as 64 bits: out of that range, a ConfigError
+    naming the key (the binding would raise OverflowError)."""
+    if n is not None and not isinstance(n, bool) and isinstance(n, int) and not 0 <= n < 2**64:
+        shown = str(n) if n.bit_length() < 1000 else f"a {n.bit_length()}-bit integer"
+        raise ConfigError(f"{key}: {shown[:40]} is out of range; from 0 to {2**64 - 1}")
+    return n
 
 
 def _mrc_args(
@@ -499,6 +508,6 @@ def _mrc_curve(
     cfg = _workload(trace_or_config, format, unit_size=True if unit_size else None)
     pol, hier, size_list = _mrc_args(policy, sizes, config)
     xs, ys, largest, method, labels, note = _core.mrc(
-        cfg, size_list, shards, shards_size, pol, hier, progress
+        cfg, size_list, shards, _count("shards_size", shards_size), pol, hier, progress
     )
     return list(xs), list(ys), largest, method, labels, note

@@ -69,6 +69,12 @@ def _capture(
         # Checked here: the tracer's own message would come first, and ours
         # could only say that it logged nothing.
         raise TierlabError(f"{cmd[0]}: no such program")
+    named = _named_in(cmd, out)
+    if named is not None:
+        raise TierlabError(
+            f"{out}: the traced command names it ({named!r}); the capture would write over "
+            "what the program reads: write the trace to another file"
+        )
     keep = out.name.endswith(f".{fmt}")
     if keep and out.exists() and not out.is_file():
         # The log is read back once the program ends, and renamed over OUT:
@@ -87,8 +93,16 @@ def _capture(
         # wrapper's few requests: an error, not a short trace (the rule,
         # from the status and the log's execs, is the engine's).
         failure = _core.capture_start_failure(fmt, str(raw), proc.returncode)
-        if failure:
+        if failure and not _full(raw.parent):
             raise TierlabError(f"{shlex.join(cmd)}: {failure}")
+        # A full disk cuts the tracer's log short: say so, rather than blame
+        # the tracer or read a partial log as the whole trace.
+        if _full(raw.parent):
+            raise TierlabError(
+                f"{raw.parent}: no space left on the device while the tracer wrote its "
+                "log; nothing was captured (free some space, or capture to another "
+                "folder with -o)"
+            )
         if raw.stat().st_size == 0:
             raise TierlabError(f"{cmd[0]}: the tracer logged nothing (exit {proc.returncode})")
         workload = {"workload": {"type": "trace", "path": str(raw), "format": fmt, **options}}
@@ -112,6 +126,32 @@ def _capture(
     finally:
         if not kept:
             raw.unlink(missing_ok=True)
+
+
+def _full(folder: Path) -> bool:
+    """Whether the file system of ``folder`` has no room left for a log
+    line (less than one 4 KiB block free to an unprivileged writer)."""
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 4096
+
+
+def _named_in(cmd: Sequence[str], out: Path) -> str | None:
+    """The word of the traced command that names ``out``, if one does:
+    an argument, or a word of one (``sh -c "cat t.csv"``)."""
+
+    target = os.path.abspath(out)
+    for arg in cmd[1:]:
+        try:
+            words = shlex.split(arg)
+        except ValueError:
+            words = arg.split()
+        for w in {arg, *words}:
+            if w and os.path.abspath(w) == target:
+                return w
+    return None
 
 
 def _put(raw: Path, out: Path) -> None:

@@ -42,11 +42,12 @@ def read_toml(source: ConfigLike, what: str) -> tuple[dict[str, Any], Path | Non
     folder of the file it came from (None for text and mappings). ``what``
     names the kind of file in errors ("no such config file")."""
     if isinstance(source, Mapping):
+        _check_values(source, what)  # before deepcopy, which recurses
         return copy.deepcopy(dict(source)), None
     if isinstance(source, os.PathLike) or (isinstance(source, str) and _looks_like_path(source)):
         path = Path(source)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = _read_bounded(path)
         except FileNotFoundError:
             raise ConfigError(f"{path}: no such {what} file") from None
         except UnicodeDecodeError as e:
@@ -62,15 +63,40 @@ def read_toml(source: ConfigLike, what: str) -> tuple[dict[str, Any], Path | Non
     raise ConfigError(f"{what}: expected a path, TOML text or a dict, not {type(source).__name__}")
 
 
+# The largest config file read: a config is a few kilobytes, and a device
+# or a FIFO (/dev/zero) would otherwise be read until memory runs out.
+MAX_CONFIG_BYTES = 16 << 20
+
+
+def _read_bounded(path: Path) -> str:
+    with path.open("rb") as f:
+        data = f.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(
+            f"{path}: more than {MAX_CONFIG_BYTES >> 20} MiB; not a config file (a config "
+            "is TOML text of a few kilobytes)"
+        )
+    return data.decode("utf-8")
+
+
 def _parse(text: str, where: str) -> Config:
     # Imported here: tomllib (and the datetime it pulls) costs ~7 ms, and
     # `tierlab mrc TRACE` reads no TOML.
     import tomllib
 
     try:
-        return dict(tomllib.loads(text))
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{where}: invalid TOML: {e}") from None
+        cfg = dict(tomllib.loads(text))
+    except (tomllib.TOMLDecodeError, ValueError) as e:
+        # ValueError: an integer of more digits than Python converts.
+        raise ConfigError(f"{where}: invalid TOML: {_clip(str(e), 200)}") from None
+    except RecursionError:
+        # tomllib recurses once per level of nesting.
+        raise ConfigError(
+            f"{where}: nested deeper than Python's parser reads; "
+            f"a config nests tables and arrays at most {MAX_DEPTH} deep"
+        ) from None
+    _check_values(cfg, where)
+    return cfg
 
 
 def _resolve_paths(cfg: Config, base: Path) -> None:
@@ -113,31 +139,60 @@ def with_trace(
 
 def to_json(cfg: Config) -> str:
     """The config as the JSON the engine reads."""
+    _check_values(cfg, "config")
     try:
         return json.dumps(cfg, allow_nan=False)
     except TypeError as e:
         raise ConfigError(f"config: a value cannot be used: {e}") from None
-    except ValueError:
-        # TOML has nan and inf; JSON does not (the engine would say only
-        # "expected value"): name the key.
-        key, v = _non_finite(cfg, "")
-        raise ConfigError(f"{key}: {v} is not a finite number") from None
 
 
-def _non_finite(v: object, key: str) -> tuple[str, float]:
-    """The first nan or infinity in a config, as (key path, value)."""
-    if isinstance(v, float) and not math.isfinite(v):
-        return key, v
-    items: Iterable[tuple[str, object]] = ()
-    if isinstance(v, Mapping):
-        items = ((f"{key}.{k}" if key else str(k), x) for k, x in v.items())
-    elif isinstance(v, (list, tuple)):
-        items = ((f"{key}[{i}]", x) for i, x in enumerate(v))
-    for k, x in items:
-        found = _non_finite(x, k)
-        if found[0]:
-            return found
-    return "", 0.0
+# Tables and arrays nest at most this deep: every schema table is a few
+# levels, and the engine's JSON reader and Python's own recursion stop a
+# little above a hundred (with a traceback, not a key path).
+MAX_DEPTH = 32
+_INT_MIN, _INT_MAX = -(2**63), 2**64 - 1
+
+
+def _check_values(cfg: object, where: str) -> None:
+    """Rejects what JSON cannot carry to the engine, naming the key: a nan
+    or infinity (TOML has them, JSON does not), an integer outside 64 bits
+    (JSON would carry 2^64 as a float, and the engine would call it one),
+    nesting deeper than MAX_DEPTH. Iterative: a value nested a thousand
+    deep is an error, not a RecursionError."""
+    stack: list[tuple[str, object, int]] = [("", cfg, 0)]
+    while stack:
+        key, v, depth = stack.pop()
+        if isinstance(v, bool):
+            continue
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ConfigError(f"{key or where}: {v} is not a finite number")
+        if isinstance(v, int) and not _INT_MIN <= v <= _INT_MAX:
+            # str() of an int of thousands of digits raises (Python's
+            # int_max_str_digits).
+            shown = (
+                _clip(str(v), 40) if v.bit_length() < 1000 else f"a {v.bit_length()}-bit integer"
+            )
+            raise ConfigError(
+                f"{key or where}: {shown} is out of range; integers are from "
+                f"{_INT_MIN} to {_INT_MAX}"
+            )
+        items: Iterable[tuple[str, object]] = ()
+        if isinstance(v, Mapping):
+            items = ((f"{key}.{k}" if key else str(k), x) for k, x in v.items())
+        elif isinstance(v, (list, tuple)):
+            items = ((f"{key}[{i}]", x) for i, x in enumerate(v))
+        else:
+            continue
+        if depth >= MAX_DEPTH:
+            raise ConfigError(
+                f"{_clip(key, 80) or where}: nested more than {MAX_DEPTH} tables or arrays "
+                "deep; no config key takes that"
+            )
+        stack.extend((k, x, depth + 1) for k, x in reversed(list(items)))
+
+
+def _clip(s: str, n: int) -> str:
+    return s if len(s) <= n else f"{s[:n]}... ({len(s)} characters)"
 
 
 _SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*|\[[0-9]+\])")

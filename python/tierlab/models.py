@@ -32,6 +32,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -55,6 +56,30 @@ def _check(model: str, name: str, value: float, ok: bool, allowed: str) -> None:
         raise ModelError(f"{model}: {name} = {value:g} is out of range: {allowed}")
 
 
+def _finite(f: Callable[..., Any]) -> Callable[..., Any]:
+    """A model whose result overflows (a ratio of 1e-320 makes 1/ratio
+    infinite) raises ModelError rather than return an infinity or a NaN,
+    which JSON cannot carry."""
+    name = f.__name__.replace("_", "-")
+
+    @functools.wraps(f)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        value = f(*args, **kwargs)
+        parts = value.values() if isinstance(value, dict) else (value,)
+        if not all(math.isfinite(v) for v in parts):
+            given = ", ".join(f"{k} = {v!r}" for k, v in kwargs.items()) or ", ".join(
+                repr(v) for v in args
+            )
+            raise ModelError(
+                f"{name}: the result is not a finite number for {given}: "
+                "a parameter is too close to a bound of its range"
+            )
+        return value
+
+    return checked
+
+
+@_finite
 def memorage_lifetime(alpha: float, beta: float, gamma: float) -> float:
     """L_new / L_m, Memorage's eq. 1: main-memory lifetime with wear levelled
     over memory and storage, over its lifetime alone.
@@ -70,6 +95,7 @@ def memorage_lifetime(alpha: float, beta: float, gamma: float) -> float:
     return (1.0 + alpha / gamma) * beta / (1.0 + beta)
 
 
+@_finite
 def memorage_lending(
     h: float, tau_days: float, cm_gb: float, bs_gb_per_day: float, beta: float
 ) -> dict[str, float]:
@@ -94,6 +120,7 @@ def memorage_lending(
     }
 
 
+@_finite
 def breakeven_hits(cache_ns: float, storage_ns: float, cached_miss_ns: float) -> int:
     """The fewest hits n for which caching a block pays: n*t + Tm < (n+1)*T,
     with t = ``cache_ns`` (a hit), T = ``storage_ns`` (an access without the
@@ -120,6 +147,7 @@ def breakeven_hits(cache_ns: float, storage_ns: float, cached_miss_ns: float) ->
     return int(break_even_hits(cache_ns, storage_ns, cached_miss_ns))
 
 
+@_finite
 def equivalent_capacity(dram_capacity: float, ratio: float) -> float:
     """The capacity of a slower memory that performs as ``dram_capacity`` of
     DRAM, given the capacity ratio measured for it (the file-memory paper's
@@ -130,6 +158,7 @@ def equivalent_capacity(dram_capacity: float, ratio: float) -> float:
     return dram_capacity * ratio
 
 
+@_finite
 def breakeven_price(ratio: float) -> float:
     """The discount per bit, as a fraction of DRAM's price, at which a memory
     needing ``ratio`` times DRAM's capacity for equal performance costs the

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tierlab._atomic import atomic_path, atomic_write
 from tierlab.errors import StoreError
 from tierlab.plotting import counted
 from tierlab.report import Report, Section, build_sections
@@ -128,6 +129,20 @@ def make_folder(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
+def _not_the_store(p: Path, store: str | os.PathLike[str]) -> None:
+    """A report's file may not replace the store it reports on (a store
+    named like the report's page, in the report's folder)."""
+    try:
+        same = os.path.samefile(p, store)
+    except OSError:
+        return  # p does not exist yet
+    if same:
+        raise StoreError(
+            f"{p}: is the results store the report reads; write the report to another "
+            "folder (-o DIR)"
+        )
+
+
 def write_report(
     store: str | os.PathLike[str],
     out_dir: str | os.PathLike[str] | None = None,
@@ -194,7 +209,9 @@ def write_report(
             used.add(stem)
             for ext in ("png", "svg"):
                 p = out / f"{stem}.{ext}"
-                fig.savefig(p, format=ext)
+                _not_the_store(p, store)
+                with atomic_path(p) as tmp:
+                    fig.savefig(tmp, format=ext)
                 plots.append(p)
             body.append(
                 f"<figure><img alt='{html.escape(plot.caption)}' "
@@ -218,5 +235,7 @@ def write_report(
         f"<body>{''.join(body)}</body></html>\n"
     )
     path = out / f"{name}.html"
-    path.write_text(page, encoding="utf-8")
+    _not_the_store(path, store)
+    with atomic_write(path) as f:
+        f.write(page)
     return Report(name, path, plots, sections)

@@ -10,6 +10,7 @@ points that were still running; running it again skips the rest.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -19,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tierlab._atomic import atomic_path
 from tierlab.errors import StoreError
 
 if TYPE_CHECKING:
@@ -109,7 +111,16 @@ class Store:
             raise StoreError(f"{self.path}: no such results file")
         if create and not self.path.parent.is_dir():
             raise StoreError(f"{self.path}: no such directory {str(self.path.parent)!r}")
+        if self.path.is_file() and self.path.stat().st_size == 0:
+            # tierlab never leaves an empty store (it creates one whole,
+            # below): an empty file is a store cut short, or not one.
+            raise StoreError(
+                f"{self.path}: an empty file, not a tierlab results store (a store that was "
+                "cut short?); delete it, or name another file"
+            )
         try:
+            if create and not self.path.exists():
+                _create(self.path)
             self._db = sqlite3.connect(self.path, timeout=30)
             # WAL: a reader (tierlab.load during a sweep) never blocks the
             # writer, and a killed writer leaves every committed row intact.
@@ -118,6 +129,8 @@ class Store:
             self._check_or_create(create)
         except sqlite3.DatabaseError as e:
             raise StoreError(f"{self.path}: not a tierlab results store ({e})") from None
+        except OSError as e:
+            raise StoreError(f"{self.path}: {e.strerror or e}") from None
 
     def _check_or_create(self, create: bool) -> None:
         tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
@@ -134,7 +147,11 @@ class Store:
             raise StoreError(f"{self.path}: not a tierlab results store")
         with self._db:
             self._db.executescript(_SCHEMA)
-            self._db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            # OR IGNORE: another process that opened the same new file may
+            # have written it first.
+            self._db.execute(
+                "INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
+            )
 
     def close(self) -> None:
         self._db.close()
@@ -147,18 +164,45 @@ class Store:
 
     # -- writing --------------------------------------------------------
 
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A write transaction; a full disk or a read-only store is one
+        line naming the store, which keeps every point committed before."""
+        try:
+            with self._db:
+                yield
+        except sqlite3.OperationalError as e:
+            raise StoreError(
+                f"{self.path}: cannot write the results store ({e}); the points recorded "
+                "before are kept, and a sweep run again resumes from them"
+            ) from None
+
     def register(self, exp: Experiment) -> None:
-        """Records (or updates) the experiment's description and axes."""
-        with self._db:
+        """Records (or updates) the experiment's description and axes. A
+        store holding another experiment of the same name (other axes) is
+        refused: its rows and these would mix under one name."""
+        old = self.experiments().get(exp.name)
+        new = exp.meta()
+        if old is not None:
+            had = [a.get("key") for a in old.get("axes", [])]
+            has = [a["key"] for a in new["axes"]]
+            if had != has:
+                raise StoreError(
+                    f"{self.path}: holds another experiment named {exp.name!r}, with axes "
+                    f"{_clip(', '.join(map(str, had)) or 'none')}; this one has axes "
+                    f"{_clip(', '.join(has) or 'none')}: give this sweep another store "
+                    "(--store), or the experiment another name"
+                )
+        with self._writing():
             self._db.execute(
                 "INSERT INTO experiments VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE "
                 "SET spec=excluded.spec, updated_at=excluded.updated_at",
-                (exp.name, json.dumps(exp.meta()), now_iso()),
+                (exp.name, json.dumps(new), now_iso()),
             )
 
     def add(self, experiment: str, point: Point, version: str, result: dict[str, Any]) -> None:
         """Records one finished point (replacing an earlier failed attempt)."""
-        with self._db:
+        with self._writing():
             self._db.execute(
                 "INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
@@ -182,7 +226,7 @@ class Store:
     def fail(self, experiment: str, hashes: Iterable[str], error: str) -> None:
         """Marks recorded points as failed with ``error`` (they run again
         the next time the experiment is swept)."""
-        with self._db:
+        with self._writing():
             self._db.executemany(
                 "UPDATE runs SET status='error', error=? WHERE experiment=? AND hash=?",
                 [(error, experiment, h) for h in hashes],
@@ -194,9 +238,9 @@ class Store:
         """The metric paths the experiment's successful points hold (a
         point whose summary lacks a named metric holds no entry for it)."""
         out: set[str] = set()
-        q = "SELECT metrics FROM runs WHERE experiment=? AND status='ok'"
-        for (m,) in self._db.execute(q, (experiment,)):
-            out.update(json.loads(m) or {} if m else {})
+        for r in self.rows(experiment):
+            if r["status"] == "ok" and r["metrics"]:
+                out.update(json.loads(r["metrics"]) or {})
         return out
 
     def finished(self, experiment: str, *, failed_too: bool = True) -> set[str]:
@@ -209,18 +253,27 @@ class Store:
 
     def experiments(self) -> dict[str, dict[str, Any]]:
         """Every experiment in the store: name -> its description and axes."""
-        rows = self._db.execute("SELECT name, spec FROM experiments ORDER BY name")
-        return {name: json.loads(spec) for name, spec in rows}
+        rows = self._db.execute(
+            "SELECT CAST(name AS BLOB), CAST(spec AS BLOB) FROM experiments ORDER BY name"
+        )
+        out: dict[str, dict[str, Any]] = {}
+        for i, (name, spec) in enumerate(rows):
+            try:
+                n = bytes(name).decode("utf-8")
+                out[n] = json.loads(bytes(spec).decode("utf-8"))
+            except (UnicodeDecodeError, ValueError) as e:
+                raise StoreError(
+                    f"{self.path}: experiment row {i} is damaged ({_clip(str(e))}); "
+                    "the store cannot be read"
+                ) from None
+        return out
 
     def rows(self, experiment: str | None = None) -> Iterator[dict[str, Any]]:
-        q = (
-            "SELECT experiment, hash, point, labels, rep, seed, version, status, error, metrics, "
-            "timeline, elapsed_s, finished_at, config FROM runs"
-        )
-        args: tuple[str, ...] = ()
-        if experiment is not None:
-            q += " WHERE experiment=?"
-            args = (experiment,)
+        """The runs' rows, each checked: text columns UTF-8 and JSON
+        columns JSON, so that a damaged row is an error naming its point,
+        not a traceback where it is read."""
+        text: tuple[str, ...] = ("experiment", "hash", "labels", "version", "status", "error")
+        text += ("metrics", "timeline", "finished_at", "config")
         cols = [
             "experiment",
             "hash",
@@ -237,8 +290,75 @@ class Store:
             "finished_at",
             "config",
         ]
-        for r in self._db.execute(q + " ORDER BY experiment, point", args):
-            yield dict(zip(cols, r, strict=True))
+        select = ", ".join(f"CAST({c} AS BLOB)" if c in text else c for c in cols)
+        q = f"SELECT {select} FROM runs"
+        args: tuple[str, ...] = ()
+        if experiment is not None:
+            q += " WHERE experiment=?"
+            args = (experiment,)
+        for raw in self._db.execute(q + " ORDER BY experiment, point", args):
+            yield self._checked(dict(zip(cols, raw, strict=True)), text)
+
+    def _checked(self, r: dict[str, Any], text: tuple[str, ...]) -> dict[str, Any]:
+        exp = r["experiment"]
+        with contextlib.suppress(UnicodeDecodeError):
+            exp = bytes(exp).decode("utf-8")
+        where = f"point {r['point']} of experiment {_clip(repr(exp))}"
+        for c in text:
+            v = r[c]
+            if isinstance(v, (bytes, memoryview)):
+                try:
+                    r[c] = bytes(v).decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise StoreError(
+                        f"{self.path}: {where}: its {c} is not UTF-8 text (byte {e.start}); "
+                        "the row is damaged: delete it to run the point again"
+                    ) from None
+        for c in ("labels", "metrics", "timeline", "config"):
+            if r[c]:
+                try:
+                    json.loads(r[c])
+                except ValueError as e:
+                    raise StoreError(
+                        f"{self.path}: {where}: its {c} is not JSON ({_clip(str(e))}); "
+                        "the row is damaged: delete it to run the point again"
+                    ) from None
+        return r
+
+
+def _clip(s: str, n: int = 120) -> str:
+    return s if len(s) <= n else f"{s[:n]}... ({len(s)} characters)"
+
+
+def _create(path: Path) -> None:
+    """Creates a store whole: the schema is written into a hidden file
+    beside ``path``, which is then linked to ``path`` only if no file is
+    there yet (two sweeps starting at once on a new store: the second
+    opens the first's). A store file is never seen half made."""
+    tmp = path.with_name(f".{path.name}.tierlab-{os.getpid()}.new")
+    tmp.unlink(missing_ok=True)
+    try:
+        db = sqlite3.connect(tmp)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            with db:
+                db.executescript(_SCHEMA)
+                db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+        finally:
+            db.close()
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # another process made it first: theirs is as good
+        except OSError:
+            # A file system without hard links: a rename, which may replace
+            # a store made in the instant since; rare, and still whole.
+            if not path.exists():
+                os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+        for side in ("-wal", "-shm"):
+            Path(f"{tmp}{side}").unlink(missing_ok=True)
 
 
 @contextmanager
@@ -395,10 +515,11 @@ def export(
     if not Path(out).resolve().parent.is_dir():
         raise StoreError(f"{out}: no such directory {str(Path(out).parent)!r}")
     df = load(path, experiment)
-    if suffix == ".csv":
-        df.to_csv(out, index=False)
-    else:
-        df.to_parquet(out, index=False)
+    with atomic_path(out) as tmp:
+        if suffix == ".csv":
+            df.to_csv(tmp, index=False)
+        else:
+            df.to_parquet(tmp, index=False)
     return len(df)
 
 

@@ -24,10 +24,14 @@ pub struct ConfigError {
 }
 
 impl ConfigError {
+    /// The key path and the message, both of bounded length
+    /// ([`crate::units::bound_message`]): an error may echo a key or a
+    /// value of any length the user wrote.
     pub fn at(path: impl Into<String>, msg: impl Into<String>) -> Self {
+        let (path, msg) = (path.into(), msg.into());
         ConfigError {
-            path: path.into(),
-            msg: msg.into(),
+            path: crate::units::clip(&path, 200).into_owned(),
+            msg: crate::units::bound_message(&msg),
         }
     }
 }

@@ -166,8 +166,14 @@ impl Synthetic for Zipf {
         "alpha", "objects", COMMON[0], COMMON[1], COMMON[2], COMMON[3],
     ];
     fn pattern(p: &SynthParams) -> Result<Pattern, KeyError> {
-        if p.objects.is_some_and(|o| o > u32::MAX as u64) {
-            return Err(bad("objects", "at most 4294967295 objects for zipf"));
+        if let Some(o) = p.objects.filter(|&o| o > MAX_ZIPF_OBJECTS) {
+            return Err(bad(
+                "objects",
+                format!(
+                    "{o} is out of range; at most {MAX_ZIPF_OBJECTS} objects for zipf \
+                     (its table takes about 40 bytes an object while it is built)"
+                ),
+            ));
         }
         let alpha = p.alpha.unwrap_or(1.0);
         if !(alpha.is_finite() && alpha >= 0.0) {
@@ -260,6 +266,10 @@ impl SynthParams {
     }
 }
 
+/// The most objects a Zipf generator draws from: its alias table takes
+/// about 40 bytes an object while it is built (12 kept), 2.5 GiB here.
+pub const MAX_ZIPF_OBJECTS: u64 = 1 << 26;
+
 pub struct Generator {
     spec: SynthSpec,
     rng: Rng,
@@ -269,8 +279,25 @@ pub struct Generator {
 
 impl Generator {
     pub fn new(spec: SynthSpec) -> Self {
+        Self::try_new(spec).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// As `new`, but a Zipf table the memory cannot hold is an error
+    /// naming `workload.objects` and the bytes asked, not an abort.
+    pub fn try_new(spec: SynthSpec) -> Result<Self, String> {
         let alias = match spec.pattern {
             Pattern::Zipf { alpha } => {
+                // The four tables Alias::new builds, reserved up front.
+                let n = spec.objects as usize;
+                let mut probe: Vec<u64> = Vec::new();
+                let want = n.saturating_mul(5);
+                probe.try_reserve_exact(want).map_err(|_| {
+                    format!(
+                        "the Zipf table of {n} objects needs {} bytes of memory, which could not be allocated",
+                        want as u128 * 8
+                    )
+                })?;
+                drop(probe);
                 let w: Vec<f64> = (1..=spec.objects)
                     .map(|i| (i as f64).powf(-alpha))
                     .collect();
@@ -278,12 +305,12 @@ impl Generator {
             }
             _ => None,
         };
-        Generator {
+        Ok(Generator {
             rng: Rng::new(spec.seed),
             spec,
             alias,
             emitted: 0,
-        }
+        })
     }
 
     #[inline(always)]

@@ -230,6 +230,44 @@ pub fn human_bytes(n: u64) -> String {
     unreachable!("TiB takes any size")
 }
 
+/// `s` cut to its first `max` characters, with how long it was, for
+/// messages that echo a value the user gave: a value of any length makes a
+/// message of bounded length.
+pub fn clip(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match s.char_indices().nth(max) {
+        None => std::borrow::Cow::Borrowed(s),
+        Some((end, _)) => std::borrow::Cow::Owned(format!(
+            "{}... ({} characters)",
+            &s[..end],
+            s.chars().count()
+        )),
+    }
+}
+
+/// A message of bounded length that may echo values the user gave: each
+/// word (a run without spaces) longer than 100 characters is clipped to
+/// its first 60, and the whole to 2,000. A 5,000-character key or value
+/// makes a line a reader can still read.
+pub fn bound_message(s: &str) -> String {
+    const WORD: usize = 100;
+    const TOTAL: usize = 2000;
+    if s.len() <= WORD && !s.contains(['\n', '\r']) {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len().min(TOTAL + 40));
+    for (i, w) in s.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        if w.chars().count() > WORD {
+            out.push_str(&clip(w, 60));
+        } else {
+            out.push_str(w);
+        }
+    }
+    clip(&out, TOTAL).into_owned()
+}
+
 /// A count with thousands separated: "2,000,000".
 pub fn human_count(n: u64) -> String {
     let digits = n.to_string();
@@ -245,6 +283,17 @@ pub fn human_count(n: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn messages_echo_long_values_clipped() {
+        let v = "x".repeat(5000);
+        let m = bound_message(&format!("unknown field `{v}`, expected one of `a`, `b`"));
+        assert!(m.len() < 150, "{m}");
+        assert!(m.contains(" characters)") && m.ends_with("expected one of `a`, `b`"));
+        let short = "tier[0].capacity: \"0\" must be at least 1";
+        assert_eq!(bound_message(short), short);
+        assert!(bound_message(&"a b ".repeat(2000)).chars().count() < 2100);
+    }
+
     #[test]
     fn human_bytes_reads_as_written() {
         assert_eq!(human_bytes(370), "370 B");

@@ -201,6 +201,14 @@ fn workload_error(config_json: &str) -> Option<(String, String)> {
         .map(|e| (e.path, e.msg))
 }
 
+/// bound_message(s) -> str: a message that may echo a user's value, cut
+/// to a readable length by the engine's one rule (every echoed word of more
+/// than 100 characters clipped, the whole to 2,000).
+#[pyfunction]
+fn bound_message(s: &str) -> String {
+    tierlab_core::units::bound_message(s)
+}
+
 /// trace_formats() -> list[str]: the values `format` may take.
 #[pyfunction]
 fn trace_formats() -> Vec<&'static str> {
@@ -529,6 +537,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(access_ns, m)?)?;
     m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(trace_formats, m)?)?;
+    m.add_function(wrap_pyfunction!(bound_message, m)?)?;
     m.add_function(wrap_pyfunction!(generators, m)?)?;
     m.add_function(wrap_pyfunction!(workload_types, m)?)?;
     m.add_function(wrap_pyfunction!(guess_format, m)?)?;

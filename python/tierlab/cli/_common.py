@@ -40,9 +40,10 @@ class BadArg(Exception):
 
 
 def err(msg: str, hint: str | None = None) -> int:
-    print(f"error: {msg}", file=sys.stderr)
+    # Bounded: a message may echo a value of any length the user gave.
+    print(f"error: {_core.bound_message(msg)}", file=sys.stderr)
     if hint:
-        print(f"hint: {hint}", file=sys.stderr)
+        print(f"hint: {_core.bound_message(hint)}", file=sys.stderr)
     return EXIT_BAD_INPUT
 
 

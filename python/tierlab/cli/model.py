@@ -46,7 +46,11 @@ def handle(a: argparse.Namespace) -> int:
     params = {prm.name: getattr(a, prm.name) for prm in m.params}
     value = m.func(**params)
     if a.json:
-        print(json.dumps({"model": a.model, "params": params, "result": value}, indent=1))
+        # allow_nan=False: never a bare Infinity or NaN, which is not JSON.
+        text = json.dumps(
+            {"model": a.model, "params": params, "result": value}, indent=1, allow_nan=False
+        )
+        print(text)
     elif isinstance(value, dict):
         for k, v in value.items():
             print(f"{k} = {v:.6g}")

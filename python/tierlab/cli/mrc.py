@@ -105,7 +105,9 @@ def handle(a: argparse.Namespace) -> int:
     # takes on a 20M-request trace. Floats print as repr, as pandas does.
     import csv
 
-    with open(out, "w", newline="") as f:
+    from tierlab._atomic import atomic_write
+
+    with atomic_write(out, newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["size", "miss_ratio"])
         w.writerows(zip(xs, ys, strict=True))
@@ -207,5 +209,8 @@ def _plot(
     ax.set_title(title, fontsize=10)
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
-    fig.savefig(png)
+    from tierlab._atomic import atomic_path
+
+    with atomic_path(png) as tmp:
+        fig.savefig(tmp, format=png.suffix.lstrip(".").lower() or "png")
     plt.close(fig)

@@ -79,9 +79,11 @@ def handle(a: argparse.Namespace) -> int:
     note_skipped(summary["skipped_records"])
     warn(summary)
     if a.timeline:
+        from tierlab._atomic import atomic_write
         from tierlab._result import RunResult
 
-        RunResult(summary, out["timeline"]).timeline.to_csv(a.timeline, index=False)
+        with atomic_write(a.timeline, newline="") as f:
+            RunResult(summary, out["timeline"]).timeline.to_csv(f, index=False)
     if a.json:
         print(summary_json(summary))
     else:

@@ -61,24 +61,50 @@ pub struct BloomSecondHit {
     count: u64,
 }
 
-impl AdmissionBuild for BloomSecondHit {
-    type Params = BloomParams;
-    fn build(p: &BloomParams, _: &BuildCtx) -> Self {
+/// The most memory the filters may take (a window of 100 million keys at
+/// a 1% false-positive rate takes about 120 MiB).
+const MAX_BYTES: u64 = 1 << 30;
+
+/// The filters' sizes for a window and a false-positive rate.
+struct Geometry {
+    splits: usize,
+    per_filter: u64,
+    words: usize,
+    k: u32,
+}
+
+impl Geometry {
+    fn of(p: &BloomParams) -> Self {
         let splits = p.splits.clamp(1, 64) as usize;
         let n = p.window.max(1).div_ceil(splits as u64);
         let fp = p.fp_rate.clamp(1e-12, 0.5);
         let q = 1.0 - (1.0 - fp).powf(1.0 / splits as f64);
         let ln2 = std::f64::consts::LN_2;
         let m = (n as f64 * (1.0 / q).ln() / (ln2 * ln2)).ceil().max(64.0) as u64;
-        let words = m.div_ceil(64) as usize;
-        let k = ((1.0 / q).log2().ceil() as u32).clamp(1, 32);
-        BloomSecondHit {
-            bits: vec![0; words * splits],
-            words,
-            m: words as u64 * 64,
-            k,
+        Geometry {
             splits,
             per_filter: n,
+            words: m.div_ceil(64) as usize,
+            k: ((1.0 / q).log2().ceil() as u32).clamp(1, 32),
+        }
+    }
+
+    fn bytes(&self) -> u64 {
+        (self.words as u64).saturating_mul(self.splits as u64 * 8)
+    }
+}
+
+impl AdmissionBuild for BloomSecondHit {
+    type Params = BloomParams;
+    fn build(p: &BloomParams, _: &BuildCtx) -> Self {
+        let g = Geometry::of(p);
+        BloomSecondHit {
+            bits: vec![0; g.words * g.splits],
+            words: g.words,
+            m: g.words as u64 * 64,
+            k: g.k,
+            splits: g.splits,
+            per_filter: g.per_filter,
             cur: 0,
             count: 0,
         }
@@ -88,6 +114,17 @@ impl AdmissionBuild for BloomSecondHit {
             return Err(format!(
                 "window: {} is out of range; allowed 1 to 4294967295 keys",
                 p.window
+            ));
+        }
+        let bytes = Geometry::of(p).bytes();
+        if p.fp_rate > 0.0 && bytes > MAX_BYTES {
+            return Err(format!(
+                "window: {} keys at fp_rate {} need {} of filters, more than the {} allowed; \
+                 a smaller window or a larger fp_rate",
+                p.window,
+                p.fp_rate,
+                crate::units::human_bytes(bytes),
+                crate::units::human_bytes(MAX_BYTES)
             ));
         }
         if !(p.fp_rate > 0.0 && p.fp_rate <= 0.5) {

@@ -15,7 +15,9 @@ use crate::config::{Config, ConfigError, Source};
 use crate::error::Error;
 use crate::request::Request;
 use crate::sim::open;
-use crate::trace::next_access::{next_access_times, WithNextAccess};
+#[cfg(test)]
+use crate::trace::next_access::next_access_times;
+use crate::trace::next_access::{next_access_times_upto, WithNextAccess};
 use crate::trace::{TraceError, TraceSource};
 use crate::units::Size;
 
@@ -200,16 +202,17 @@ pub fn carries_next_access(source: &Source) -> bool {
 /// A fresh stream of the source's requests in batches of `size`; with
 /// `next_access`, each request carries the time of its key's next one:
 /// from the file when it has them, else from a pre-pass over the keys
-/// (whose progress counts before the stream's).
+/// (whose progress counts before the stream's). `limit`: the requests the
+/// caller will read (`max_requests`), which bounds the pre-pass's memory.
 pub fn open_stream(
     source: &Source,
     size: usize,
     next_access: bool,
+    limit: u64,
     progress: impl Progress,
 ) -> Result<Batches, TraceError> {
     if next_access && !carries_next_access(source) {
-        let next = next_access_times(source, progress)?;
-        let read = next.len() as u64;
+        let (next, read) = next_access_times_upto(source, limit, progress)?;
         let src = Box::new(WithNextAccess::new(next, open(source)?));
         let mut b = Batches::new(src, size);
         b.offset = read;
@@ -268,9 +271,13 @@ impl RunSetup {
     /// with next-access times when a tier needs them.
     pub fn open(&self, size: usize, mut progress: impl Progress) -> Result<Batches, TraceError> {
         let before = self.read;
-        let mut b = open_stream(&self.source, size, self.next_access, |n| {
-            progress(before + n)
-        })?;
+        let mut b = open_stream(
+            &self.source,
+            size,
+            self.next_access,
+            self.max_requests,
+            |n| progress(before + n),
+        )?;
         b.offset += before;
         Ok(b.limit(self.max_requests))
     }
@@ -343,7 +350,7 @@ mod tests {
         // progress counts the pre-pass first.
         let want = next_access_times(&zipf(5000), |_| true).unwrap();
         let mut seen = Vec::new();
-        let mut b = open_stream(&zipf(5000), BATCH, true, |n| {
+        let mut b = open_stream(&zipf(5000), BATCH, true, u64::MAX, |n| {
             seen.push(n);
             true
         })
@@ -364,5 +371,19 @@ mod tests {
         assert_eq!(got, want);
         assert_eq!(seen.last(), Some(&10_000));
         assert!(want.iter().any(|&t| t > 0) && want.contains(&-1));
+    }
+
+    #[test]
+    fn next_access_times_up_to_a_limit_are_exact_in_its_memory() {
+        let whole = next_access_times(&zipf(20_000), |_| true).unwrap();
+        for limit in [0, 1, 77, 4096, 5000, 19_999, 20_000, 50_000] {
+            let (cut, read) = next_access_times_upto(&zipf(20_000), limit, |_| true).unwrap();
+            let n = (limit as usize).min(whole.len());
+            assert_eq!(cut, whole[..n], "limit {limit}");
+            assert!(read >= n as u64 && read <= 20_000);
+        }
+        // 100 keys: every one comes back soon, so reading stops early.
+        let (_, read) = next_access_times_upto(&zipf(1_000_000), 1000, |_| true).unwrap();
+        assert!(read < 100_000, "{read}");
     }
 }

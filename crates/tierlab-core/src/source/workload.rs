@@ -19,7 +19,7 @@ use crate::trace::twitter::TwitterReader;
 use crate::trace::{TraceError, TraceSource};
 use serde::de::{DeserializeOwned, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A workload checked and made concrete.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,7 +61,9 @@ impl Source {
 /// Opens a fresh stream of the source's requests.
 pub fn open(source: &Source) -> Result<Box<dyn TraceSource>, TraceError> {
     Ok(match source {
-        Source::Synth(spec) => Box::new(Generator::new(spec.clone())),
+        Source::Synth(spec) => Box::new(Generator::try_new(spec.clone()).map_err(|m| {
+            TraceError::io(Path::new("workload.objects"), std::io::Error::other(m))
+        })?),
         Source::Oracle(path) if crate::trace::lines::is_zstd(path) => {
             Box::new(OracleStream::open(path)?)
         }

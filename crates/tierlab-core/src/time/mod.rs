@@ -20,6 +20,11 @@ use crate::tech::Catalog;
 use config::{Deal, LoadType};
 use engine::{DeviceModel, Load, Model, StackModel};
 
+/// The most clients a closed load may have: every client is started, and
+/// keeps its state, from the first request on (2^20 of them take about
+/// 64 MiB, and a closed system with more is not one a trace can fill).
+pub const MAX_CLIENTS: u64 = 1 << 20;
+
 /// Whether the config asks for the event engine: a `[load]` or `[server]`
 /// table, a device key on a tier or the backing store, a lazy fill, or a
 /// warm-up given as simulated time.
@@ -152,8 +157,14 @@ pub fn validate(cfg: &Config) -> Result<(), ConfigError> {
                 }
                 _ => {}
             }
-            if l.clients.is_some_and(|c| c > u32::MAX as u64 / 4) {
-                return Err(ConfigError::at(p("clients"), "at most 1073741823"));
+            if let Some(c) = l.clients.filter(|&c| c > MAX_CLIENTS) {
+                return Err(ConfigError::at(
+                    p("clients"),
+                    format!(
+                        "{c} is out of range; at most {MAX_CLIENTS} clients (each keeps its own \
+                         state and event, about 64 bytes, from the start of the run)"
+                    ),
+                ));
             }
         }
         if let Some(t) = &l.think {

@@ -4,7 +4,8 @@
 //! preemption: 0 reads that go first (`reads_first`), 1 everything else, 2
 //! lazy write-backs (served only when nothing else waits).
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 pub const UNLIMITED: u32 = u32::MAX;
 
@@ -34,7 +35,12 @@ pub struct Station {
     /// time order (the engine's events), so this is the FCFS queue exactly,
     /// without queueing the job or an event for its departure.
     fcfs: bool,
-    free_at: Vec<u64>,
+    /// When each server used so far is next free, earliest on top. A server
+    /// never used is free since time 0, so it joins only when an arrival
+    /// takes it: memory and time per arrival follow the servers in use, not
+    /// the servers configured (a million channels cost no more than the
+    /// operations that overlap).
+    free_at: BinaryHeap<Reverse<u64>>,
 }
 
 impl Station {
@@ -48,7 +54,7 @@ impl Station {
             last: 0,
             stats: StationStats::default(),
             fcfs: false,
-            free_at: Vec::new(),
+            free_at: BinaryHeap::new(),
         }
     }
 
@@ -56,7 +62,7 @@ impl Station {
     pub fn first_come_first_served(mut self) -> Self {
         if !self.unlimited() {
             self.fcfs = true;
-            self.free_at = vec![0; self.servers as usize];
+            self.free_at = BinaryHeap::new();
         }
         self
     }
@@ -70,20 +76,20 @@ impl Station {
     /// integral of the queue length (each waiting operation adds its wait).
     #[inline]
     pub fn start_fcfs(&mut self, now: u64, service: u64) -> (u64, u64) {
-        let (k, free) = if self.free_at.len() == 1 {
-            (0, self.free_at[0])
+        // An unused server is free since 0: the earliest of all.
+        let unused = (self.free_at.len() as u64) < self.servers as u64;
+        let free = if unused {
+            0
         } else {
-            let mut k = 0;
-            for (i, &f) in self.free_at.iter().enumerate() {
-                if f < self.free_at[k] {
-                    k = i;
-                }
-            }
-            (k, self.free_at[k])
+            self.free_at.peek().map_or(0, |f| f.0)
         };
         let start = now.max(free);
         let end = start + service;
-        self.free_at[k] = end;
+        if unused {
+            self.free_at.push(Reverse(end));
+        } else if let Some(mut f) = self.free_at.peek_mut() {
+            f.0 = end;
+        }
         let wait = start - now;
         self.stats.busy_ns += service as u128;
         self.stats.ops += 1;
@@ -184,6 +190,30 @@ mod tests {
         // Waits: 4 from 3 to 10, 3 from 2 to 11, 2 from 1 to 12.
         assert_eq!(s.stats.wait_ns, 7 + 9 + 11);
         assert_eq!(s.stats.queue_area, 7 + 9 + 11);
+    }
+
+    #[test]
+    fn fcfs_takes_the_earliest_free_server_and_grows_only_as_used() {
+        // Lindley's recursion over every server, as the station once kept
+        // it, against the heap of the servers used.
+        let mut s = Station::new("d", 3).first_come_first_served();
+        let mut free = [0u64; 3];
+        let mut x = 12345u64;
+        for i in 0..2000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let (now, service) = (i * 7, (x >> 33) % 40);
+            let k = (0..3).min_by_key(|&k| free[k]).unwrap();
+            let start = now.max(free[k]);
+            free[k] = start + service;
+            assert_eq!(s.start_fcfs(now, service), (start + service, start - now));
+        }
+        let mut big = Station::new("d", UNLIMITED - 1).first_come_first_served();
+        for i in 0..100 {
+            assert_eq!(big.start_fcfs(i, 1000), (i + 1000, 0));
+        }
+        assert_eq!(big.free_at.len(), 100);
     }
 
     #[test]

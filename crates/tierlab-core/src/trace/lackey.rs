@@ -7,6 +7,7 @@
 //! keyed by its address, of its size. Lines that are Valgrind's own
 //! messages (`==pid== ...`) are skipped; their pid becomes the requests'.
 
+use super::limits::Limits;
 use super::lines::{LineParser, Lines, TextReader};
 use super::TraceError;
 use crate::request::{Op, Request};
@@ -17,6 +18,8 @@ use std::path::{Path, PathBuf};
 pub type LackeyReader = TextReader<LackeyParser>;
 
 pub struct LackeyParser {
+    /// The most bytes one access may cover.
+    limits: Limits,
     /// Bytes per request; 0: by byte address, one request per access.
     unit: u64,
     /// From Valgrind's `==pid==` lines.
@@ -38,9 +41,12 @@ impl LackeyReader {
         instructions: bool,
         skip_bad: bool,
     ) -> Result<Self, TraceError> {
+        let lines = Lines::open(path, skip_bad)?;
+        let limits = lines.limits;
         Ok(TextReader::new(
-            Lines::open(path, skip_bad)?,
+            lines,
             LackeyParser {
+                limits,
                 unit: unit as u64,
                 pid: 0,
                 instructions,
@@ -95,6 +101,7 @@ impl LackeyParser {
             .trim()
             .parse()
             .map_err(|_| format!("{:?}: size is not a number", show()))?;
+        self.limits.check_record(size)?;
         if self.unit == 0 {
             return Ok(Some((addr, size.clamp(1, u32::MAX as u64), op)));
         }

@@ -4,10 +4,13 @@
 //! count of records a reader passed over, and [`TextReader`], the batch
 //! loop every text reader runs around its [`LineParser`].
 
+use super::limits::{Limits, LINE_VAR};
 use super::{open_file, TraceError, TraceSource};
 use crate::request::Request;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 pub struct Lines {
     pub path: PathBuf,
@@ -18,6 +21,12 @@ pub struct Lines {
     /// Records skipped as malformed (only when the reader was asked to).
     pub skipped: u64,
     pub skip_bad: bool,
+    /// The bounds of lines and records ([`Limits`]).
+    pub limits: Limits,
+    /// Byte offset of the current line's start (decompressed, for zstd).
+    pub offset: u64,
+    /// Byte offset of the next line's start.
+    next: u64,
 }
 
 /// Whether a path names zstd-compressed data.
@@ -26,19 +35,86 @@ pub fn is_zstd(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("zst"))
 }
 
-/// Opens a file as a byte stream, decompressing `.zst`.
+/// Opens a file as a byte stream, decompressing `.zst`. A read error
+/// (a corrupt or cut zstd frame, a failing disk) says at which byte of the
+/// data it came, so every reader's message has the offset.
 pub fn open_stream(path: &Path) -> Result<Box<dyn Read + Send>, TraceError> {
     let f = open_file(path)?;
     if is_zstd(path) {
-        let d = zstd::stream::read::Decoder::new(f).map_err(|e| TraceError::io(path, e))?;
-        Ok(Box::new(d))
+        let compressed = Arc::new(AtomicU64::new(0));
+        let counted = Counting {
+            inner: f,
+            n: compressed.clone(),
+        };
+        // A small input buffer keeps the compressed count near the frame
+        // the decoder is at.
+        let d =
+            zstd::stream::read::Decoder::with_buffer(BufReader::with_capacity(32 << 10, counted))
+                .map_err(|e| TraceError::io(path, e))?;
+        Ok(Box::new(Located {
+            inner: d,
+            offset: 0,
+            compressed: Some(compressed),
+        }))
     } else {
-        Ok(Box::new(f))
+        Ok(Box::new(Located {
+            inner: f,
+            offset: 0,
+            compressed: None,
+        }))
+    }
+}
+
+/// Counts the bytes read through it (the compressed bytes under a decoder).
+struct Counting<R> {
+    inner: R,
+    n: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.n.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// A stream whose errors name the byte offset they came at.
+struct Located<R> {
+    inner: R,
+    /// Bytes handed out so far (decompressed, for zstd).
+    offset: u64,
+    /// Compressed bytes read so far, for zstd.
+    compressed: Option<Arc<AtomicU64>>,
+}
+
+impl<R: Read> Read for Located<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self.inner.read(buf) {
+            Ok(n) => {
+                self.offset += n as u64;
+                Ok(n)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Err(e),
+            Err(e) => {
+                let at = match &self.compressed {
+                    Some(c) => format!(
+                        "zstd data unreadable after decompressed byte offset {} \
+                         (within the first {} compressed bytes)",
+                        self.offset,
+                        c.load(Ordering::Relaxed)
+                    ),
+                    None => format!("byte offset {}", self.offset),
+                };
+                Err(std::io::Error::new(e.kind(), format!("{at}: {e}")))
+            }
+        }
     }
 }
 
 impl Lines {
     pub fn open(path: &Path, skip_bad: bool) -> Result<Self, TraceError> {
+        let limits = Limits::get().map_err(|m| TraceError::io(path, std::io::Error::other(m)))?;
         Ok(Lines {
             path: path.to_path_buf(),
             input: Box::new(BufReader::with_capacity(1 << 20, open_stream(path)?)),
@@ -46,22 +122,44 @@ impl Lines {
             lineno: 0,
             skipped: 0,
             skip_bad,
+            limits,
+            offset: 0,
+            next: 0,
         })
     }
 
-    /// Reads the next line into `buf`; false at the end.
+    /// Reads the next line into `buf`; false at the end. A line longer
+    /// than [`Limits::line`] is an error at its offset: it is never held
+    /// whole (`/dev/zero` read as text has no line end at all).
     pub fn next_line(&mut self) -> Result<bool, TraceError> {
         self.buf.clear();
-        let n = self
-            .input
+        // Room for the line and its "\r\n", and one byte to tell a line
+        // that is too long.
+        let max = self.limits.line.saturating_add(3);
+        let n = (&mut self.input)
+            .take(max)
             .read_until(b'\n', &mut self.buf)
             .map_err(|e| self.io(e))?;
         if n == 0 {
             return Ok(false);
         }
+        self.offset = self.next;
+        self.next += n as u64;
         self.lineno += 1;
         while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
             self.buf.pop();
+        }
+        if self.buf.len() as u64 > self.limits.line {
+            return Err(TraceError::BadRecord {
+                path: self.path.clone(),
+                offset: self.offset,
+                msg: format!(
+                    "line {} is longer than the {} limit of a line\n\
+                     hint: set {LINE_VAR} (e.g. {LINE_VAR}=16MiB) to read longer lines",
+                    self.lineno,
+                    crate::units::human_bytes(self.limits.line)
+                ),
+            });
         }
         Ok(true)
     }
@@ -157,6 +255,14 @@ impl<P: LineParser> TraceSource for TextReader<P> {
                 break;
             }
             match self.parser.parse(&self.lines.buf, self.lines.lineno) {
+                // One request's size is bounded like a record's (the
+                // readers that split records into pages check before).
+                Ok(Some(r)) if r.size as u64 > self.lines.limits.record => {
+                    let e = self
+                        .lines
+                        .err(self.lines.limits.record_error(r.size as u64));
+                    self.lines.bad(e)?
+                }
                 Ok(Some(r)) => out.push(r),
                 Ok(None) => {}
                 Err(msg) => {

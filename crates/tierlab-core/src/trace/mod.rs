@@ -4,6 +4,7 @@
 pub mod capture;
 pub mod csv;
 pub mod lackey;
+pub mod limits;
 pub mod lines;
 pub mod memtrace;
 pub mod msr;
@@ -75,16 +76,29 @@ pub fn empty_check(n: u64, src: &dyn TraceSource) -> Result<(), TraceError> {
 
 /// Opens a trace file for reading; a directory is refused by name (opening
 /// one succeeds on Linux and would fail later with a misleading message).
+///
+/// A pipe, a FIFO, a socket or a device is refused too, before it is
+/// opened (opening a FIFO blocks until a writer comes): a trace is read
+/// more than once (its head for its format, pre-passes, the run), which a
+/// stream cannot give, and a device such as `/dev/zero` never ends.
 pub fn open_file(path: &Path) -> Result<std::fs::File, TraceError> {
-    let f = std::fs::File::open(path).map_err(|e| TraceError::io(path, e))?;
-    let meta = f.metadata().map_err(|e| TraceError::io(path, e))?;
+    let meta = std::fs::metadata(path).map_err(|e| TraceError::io(path, e))?;
     if meta.is_dir() {
         return Err(TraceError::io(
             path,
             std::io::Error::other("is a directory, not a trace file"),
         ));
     }
-    Ok(f)
+    if !meta.is_file() {
+        return Err(TraceError::io(
+            path,
+            std::io::Error::other(
+                "is not a regular file (a pipe, a FIFO or a device): a trace is read more \
+                 than once (its format, pre-passes, the run); write it to a file first",
+            ),
+        ));
+    }
+    std::fs::File::open(path).map_err(|e| TraceError::io(path, e))
 }
 
 /// A stream of requests, read in batches so the per-request loop stays free of

@@ -6,6 +6,7 @@
 //! page it covers, keyed by (host and disk, page).
 
 use super::csv::{parse_u64, show, trim};
+use super::limits::Limits;
 use super::lines::{LineParser, Lines, TextReader};
 use super::TraceError;
 use crate::hash::KeyHasher;
@@ -22,16 +23,21 @@ pub type MsrReader = TextReader<MsrParser>;
 
 pub struct MsrParser {
     page: u64,
+    /// The most bytes one record may cover.
+    limits: Limits,
     /// Pages of the current record still to emit: (device hash, next, last, op, time).
     pending: Option<(u64, u64, u64, Op, u64)>,
 }
 
 impl MsrReader {
     pub fn open(path: &Path, page_size: u32, skip_bad: bool) -> Result<Self, TraceError> {
+        let lines = Lines::open(path, skip_bad)?;
+        let limits = lines.limits;
         Ok(TextReader::new(
-            Lines::open(path, skip_bad)?,
+            lines,
             MsrParser {
                 page: page_size.max(1) as u64,
+                limits,
                 pending: None,
             },
         ))
@@ -68,6 +74,7 @@ impl MsrParser {
             }
         };
         let (offset, size) = (num(4, "Offset")?, num(5, "Size")?);
+        self.limits.check_record(size)?;
         let mut h = KeyHasher::default();
         h.write(f[1]);
         h.write(b",");
@@ -76,7 +83,7 @@ impl MsrParser {
         let device = h.finish() & !((1u64 << 40) - 1);
         let time = ticks.saturating_sub(UNIX_EPOCH_TICKS).saturating_mul(100);
         let first = offset / self.page;
-        let last = (offset + size.max(1) - 1) / self.page;
+        let last = offset.saturating_add(size.max(1) - 1) / self.page;
         Ok((device, first, last, op, time))
     }
 }

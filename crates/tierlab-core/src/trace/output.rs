@@ -29,7 +29,11 @@ impl Sink {
     fn new(path: &Path, f: File) -> std::io::Result<Self> {
         Ok(if is_zstd(path) {
             // Level 3: zstd's default, fast enough to keep up with a reader.
-            Sink::Zstd(zstd::Encoder::new(f, 3)?)
+            let mut e = zstd::Encoder::new(f, 3)?;
+            // A frame checksum: without one, a damaged block can decode
+            // into other records without a word.
+            e.include_checksum(true)?;
+            Sink::Zstd(e)
         } else {
             Sink::Plain(f)
         })

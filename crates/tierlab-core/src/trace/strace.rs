@@ -13,6 +13,7 @@
 //! an `*at` call is taken relative to the directory its descriptor was
 //! opened on (`rm -rf` and `find` unlink through directory descriptors).
 
+use super::limits::Limits;
 use super::lines::{LineParser, Lines, TextReader};
 use super::TraceError;
 use crate::request::{Op, Request};
@@ -37,6 +38,23 @@ struct Ofd {
 struct FileState {
     /// Bytes written or read past so far: the extent deletes must cover.
     size: u64,
+    /// Bytes the file's reads and writes have covered in all: a delete of
+    /// more than this (and the record limit) is a sparse extent no trace
+    /// of real I/O makes, and would cost time without bound.
+    covered: u64,
+}
+
+/// Pages of one call still to hand out: the pages `next..end` of `file`.
+/// Queued as a range, not as requests, so one call of any size holds
+/// constant memory.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    time: u64,
+    pid: u32,
+    file: u32,
+    next: u64,
+    end: u64,
+    op: Op,
 }
 
 pub type StraceReader = TextReader<StraceParser>;
@@ -57,16 +75,21 @@ pub struct StraceParser {
     unfinished: HashMap<u32, String>,
     /// Requests of the calls parsed so far, not yet handed out: one call can
     /// make any number (a large write, an unlink of a large file).
-    out: VecDeque<Request>,
+    out: VecDeque<Span>,
+    /// The most bytes one call may cover.
+    limits: Limits,
     /// The pid of the call being parsed: its requests carry it.
     pid: u32,
 }
 
 impl StraceReader {
     pub fn open(path: &Path, page_size: u32, skip_bad: bool) -> Result<Self, TraceError> {
+        let lines = Lines::open(path, skip_bad)?;
+        let limits = lines.limits;
         Ok(TextReader::new(
-            Lines::open(path, skip_bad)?,
+            lines,
             StraceParser {
+                limits,
                 page: page_size.max(1) as u64,
                 fds: HashMap::new(),
                 ofds: Vec::new(),
@@ -96,43 +119,56 @@ impl StraceParser {
         ((file as u64) << 32) | (page & 0xffff_ffff)
     }
 
-    /// Requests for `len` bytes at `offset` of `file`.
-    fn pages(&mut self, time: u64, file: u32, offset: u64, len: u64, op: Op) {
+    /// Requests for `len` bytes at `offset` of `file`; more than the
+    /// record limit is an error.
+    fn pages(&mut self, time: u64, file: u32, offset: u64, len: u64, op: Op) -> Result<(), String> {
         if len == 0 {
-            return;
+            return Ok(());
         }
-        let (first, last) = (offset / self.page, (offset + len - 1) / self.page);
-        for p in first..=last {
-            let key = self.key(file, p);
-            self.out.push_back(Request {
-                time,
-                key,
-                size: self.page as u32,
-                op,
-                pid: self.pid,
-                next_access: -1,
-            });
-        }
+        self.limits.check_record(len)?;
+        let end = offset.saturating_add(len);
+        self.out.push_back(Span {
+            time,
+            pid: self.pid,
+            file,
+            next: offset / self.page,
+            end: (end - 1) / self.page + 1,
+            op,
+        });
         let f = &mut self.files[file as usize];
-        f.size = f.size.max(offset + len);
+        f.size = f.size.max(end);
+        f.covered = f.covered.saturating_add(len);
+        Ok(())
     }
 
     /// Deletes for the pages of `file` from byte `from` on.
-    fn drop_from(&mut self, time: u64, file: u32, from: u64) {
-        let size = self.files[file as usize].size;
+    fn drop_from(&mut self, time: u64, file: u32, from: u64) -> Result<(), String> {
+        let f = &self.files[file as usize];
+        let extent = f.size.saturating_sub(from);
+        if extent > f.covered.max(self.limits.record) {
+            return Err(format!(
+                "deletes {extent} bytes of a file its reads and writes covered {} bytes of: \
+                 a sparse extent over the limit of one record\n\
+                 hint: set {} to a larger size to read it",
+                f.covered,
+                super::limits::RECORD_VAR
+            ));
+        }
         let first = from.div_ceil(self.page);
-        for p in first..size.div_ceil(self.page) {
-            let key = self.key(file, p);
-            self.out.push_back(Request {
+        let end = f.size.div_ceil(self.page);
+        if first < end {
+            self.out.push_back(Span {
                 time,
-                key,
-                size: self.page as u32,
-                op: Op::Delete,
                 pid: self.pid,
-                next_access: -1,
+                file,
+                next: first,
+                end,
+                op: Op::Delete,
             });
         }
-        self.files[file as usize].size = self.files[file as usize].size.min(from);
+        let f = &mut self.files[file as usize];
+        f.size = f.size.min(from);
+        Ok(())
     }
 
     fn fd(&self, pid: u32, fd: i64) -> Option<usize> {
@@ -203,7 +239,7 @@ impl StraceParser {
                 };
                 let file = self.file_id(&p);
                 if flags.contains("O_TRUNC") {
-                    self.drop_from(time, file, 0);
+                    self.drop_from(time, file, 0)?;
                 }
                 let ofd = self.ofds.len();
                 self.ofds.push(Ofd {
@@ -229,8 +265,8 @@ impl StraceParser {
                 if op == Op::Write && d.append {
                     d.offset = self.files[d.file as usize].size;
                 }
-                self.pages(time, d.file, d.offset, ret as u64, op);
-                d.offset += ret as u64;
+                self.pages(time, d.file, d.offset, ret as u64, op)?;
+                d.offset = d.offset.saturating_add(ret as u64);
                 self.ofds[o] = d;
             }
             "pread64" | "pwrite64" => {
@@ -246,7 +282,7 @@ impl StraceParser {
                     Op::Write
                 };
                 let file = self.ofds[o].file;
-                self.pages(time, file, off as u64, ret as u64, op);
+                self.pages(time, file, off as u64, ret as u64, op)?;
             }
             // copy_file_range(in, off_in, out, off_out, len, flags) and
             // sendfile(out, in, offset, count): a read of one file and a write
@@ -264,11 +300,11 @@ impl StraceParser {
                     };
                     let file = self.ofds[o].file;
                     match args.get(offi).and_then(|a| bracketed(a)) {
-                        Some(off) => self.pages(time, file, off, n, op),
+                        Some(off) => self.pages(time, file, off, n, op)?,
                         None => {
                             let off = self.ofds[o].offset;
-                            self.pages(time, file, off, n, op);
-                            self.ofds[o].offset += n;
+                            self.pages(time, file, off, n, op)?;
+                            self.ofds[o].offset = self.ofds[o].offset.saturating_add(n);
                         }
                     }
                 }
@@ -281,13 +317,13 @@ impl StraceParser {
             "ftruncate" => {
                 if let (Some(o), Some(len)) = (num(0).and_then(|fd| self.fd(pid, fd)), num(1)) {
                     let file = self.ofds[o].file;
-                    self.drop_from(time, file, len as u64);
+                    self.drop_from(time, file, len as u64)?;
                 }
             }
             "truncate" => {
                 if let (Some(p), Some(len)) = (pathname(0), num(1)) {
                     if let Some(&file) = self.names.get(&p) {
-                        self.drop_from(time, file, len as u64);
+                        self.drop_from(time, file, len as u64)?;
                     }
                 }
             }
@@ -300,7 +336,7 @@ impl StraceParser {
                     _ => pathname(0),
                 };
                 if let Some(file) = p.and_then(|p| self.names.remove(&p)) {
-                    self.drop_from(time, file, 0);
+                    self.drop_from(time, file, 0)?;
                 }
             }
             "rename" | "renameat" | "renameat2" => {
@@ -315,7 +351,7 @@ impl StraceParser {
                 if let (Some(from), Some(to)) = (from, to) {
                     if let Some(file) = self.names.remove(&from) {
                         if let Some(old) = self.names.insert(to, file) {
-                            self.drop_from(time, old, 0);
+                            self.drop_from(time, old, 0)?;
                         }
                     }
                 }
@@ -524,7 +560,20 @@ impl LineParser for StraceParser {
     }
 
     fn pending(&mut self) -> Option<Request> {
-        self.out.pop_front()
+        let s = *self.out.front()?;
+        if s.next + 1 >= s.end {
+            self.out.pop_front();
+        } else if let Some(f) = self.out.front_mut() {
+            f.next += 1;
+        }
+        Some(Request {
+            time: s.time,
+            key: self.key(s.file, s.next),
+            size: self.page as u32,
+            op: s.op,
+            pid: s.pid,
+            next_access: -1,
+        })
     }
 }
 

@@ -284,6 +284,7 @@ impl VmConfig {
                     "must be at least 1 (leave vm.walk.cache out for none)",
                 ));
             }
+            check_entries("vm.walk.cache.entries", c.entries)?;
             non_negative("vm.walk.cache.latency_ns", c.latency_ns)?;
         }
         if !(1..=MAX_READ_AHEAD).contains(&self.read_ahead) {
@@ -397,6 +398,10 @@ fn non_negative(path: &str, n: Nanos) -> Result<(), ConfigError> {
     }
 }
 
+/// The most entries a TLB or page-walk cache may have: each holds a tag
+/// and its set's links from the start (real TLBs hold a few thousand).
+pub const MAX_TLB_ENTRIES: u32 = 1 << 20;
+
 fn check_tlb(path: &str, t: &TlbConfig) -> Result<(), ConfigError> {
     if t.entries == 0 {
         return Err(ConfigError::at(
@@ -404,6 +409,7 @@ fn check_tlb(path: &str, t: &TlbConfig) -> Result<(), ConfigError> {
             "must be at least 1",
         ));
     }
+    check_entries(&format!("{path}.entries"), t.entries)?;
     let ways = t.ways();
     if ways == 0 || ways > t.entries {
         return Err(ConfigError::at(
@@ -489,6 +495,16 @@ pub fn check_with(cfg: &crate::config::Config, vm: &VmConfig) -> Result<(), Conf
                  applies at simulation time (one trace serves a page-size sweep)",
             ));
         }
+    }
+    Ok(())
+}
+
+fn check_entries(path: &str, n: u32) -> Result<(), ConfigError> {
+    if n > MAX_TLB_ENTRIES {
+        return Err(ConfigError::at(
+            path,
+            format!("{n} is out of range; at most {MAX_TLB_ENTRIES} entries"),
+        ));
     }
     Ok(())
 }
