@@ -370,7 +370,7 @@ def print_techs(techs: list[dict[str, Any]]) -> None:
     t = Table(title="technology catalog (tierlab techs --json: every field)", title_justify="left")
     t.add_column("name", no_wrap=True)
     # A burst medium's transfer (bytes per burst / its time) is in the MB/s column.
-    for col in ("read", "write", "erase", "MB/s", "unit", "cycles", "$/Gbit"):
+    for col in ("read", "write", "basis", "erase", "MB/s", "unit", "cycles", "$/Gbit"):
         t.add_column(col, justify="right", no_wrap=True)
 
     def opt(v: Any, fmt: str = "{}") -> str:
@@ -379,7 +379,7 @@ def print_techs(techs: list[dict[str, Any]]) -> None:
     for x in techs:
         t.add_row(
             x["name"], human_ns(x["read_ns"]), human_ns(x["write_ns"]),
-            human_ns(x["erase_ns"]) if x.get("erase_ns") else "",
+            basis_cell(x), human_ns(x["erase_ns"]) if x.get("erase_ns") else "",
             opt(x.get("bandwidth_mb_s"), "{:g}")
             or f"{x['burst_bytes']}B/{x['burst_ns']:g}ns", f"{x['access_unit']}",
             opt(x.get("endurance"), "{:.0e}"), opt(x.get("price_usd_per_gbit"), "{:g}"),
@@ -422,9 +422,25 @@ def print_techs(techs: list[dict[str, Any]]) -> None:
             opt(x.get("good_block_fraction"), "{:.2f}"), opt(x.get("price_year")),
         )  # fmt: skip
     c.print(d)
+    c.print(
+        "latency basis: device = the medium's own access time, loaded = as a load "
+        "from the CPU (or a drive's host) sees it (docs/techs.md#latency-basis):"
+    )
+    for x in techs:
+        if x.get("latency_source"):
+            c.print(f"  {x['name']}: {x['latency_source']}")
     c.print("sources:")
     for x in techs:
         c.print(f"  {x['name']}: {x['source']}")
+
+
+def basis_cell(x: dict[str, Any]) -> str:
+    """A latency's basis for the catalog table: `device`, `loaded`, or
+    `2x DRAM-DDR4` for an entry computed from another."""
+    rel = x.get("latency_relative_to")
+    if rel:
+        return f"{x.get('latency_factor', 1):g}x {rel}"
+    return str(x.get("latency_basis") or "-")
 
 
 def print_stats(name: str, s: dict[str, Any]) -> None:

@@ -223,11 +223,28 @@ impl RunResult {
                 }
             })
             .collect();
-        let warnings = tiers
+        let mut warnings: Vec<String> = tiers
             .iter()
             .enumerate()
             .filter_map(|(i, t)| refusal_warning(i, t, unit_size))
             .collect();
+        let placed: Vec<crate::device::basis::Placed> = meta
+            .iter()
+            .zip(&tiers)
+            .map(|(m, t)| crate::device::basis::Placed {
+                what: format!("tier {:?}", t.name),
+                tech: &m.medium.name,
+                read_ns: m.medium.read_ns,
+                basis: m.medium.latency_basis,
+            })
+            .chain([crate::device::basis::Placed {
+                what: "backing".into(),
+                tech: &backing.medium.name,
+                read_ns: backing.medium.read_ns,
+                basis: backing.medium.latency_basis,
+            }])
+            .collect();
+        warnings.extend(crate::device::basis::mixed_warning(&placed));
         let mut r = RunResult {
             version: crate::VERSION.into(),
             workload,
@@ -334,6 +351,27 @@ impl RunResult {
             .map(|t| (t.name.as_str(), &t.energy))
             .chain([("backing", &self.backing.energy)]);
         self.run_energy = RunEnergy::of(devices, elapsed_ns);
+        self.warn_overloaded(busy, elapsed_ns);
+    }
+
+    /// Warns of each device busier than its channels over `elapsed_ns`
+    /// (device/overload.rs), replacing the warnings of an earlier call.
+    fn warn_overloaded(&mut self, busy: &[Busy], elapsed_ns: f64) {
+        use crate::device::overload;
+        self.warnings.retain(|w| !w.starts_with(overload::PREFIX));
+        let timed = self.time.is_some();
+        let names = self
+            .tiers
+            .iter()
+            .map(|t| (format!("tier {:?}", t.name), t.tech.clone()))
+            .chain([("backing".to_string(), self.backing.tech.clone())]);
+        let found: Vec<String> = names
+            .zip(busy)
+            .filter_map(|((what, tech), b)| {
+                overload::warning(&what, &tech, b.ns, b.channels, elapsed_ns, timed)
+            })
+            .collect();
+        self.warnings.extend(found);
     }
 }
 

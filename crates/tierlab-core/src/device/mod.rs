@@ -4,8 +4,12 @@
 //! counters.
 
 pub mod area_cost;
+pub mod basis;
 pub mod energy;
+pub mod ftl;
+pub mod overload;
 pub mod wear;
 
+pub use basis::LatencyBasis;
 pub use area_cost::{area_cost, AreaBasis, AreaCost, BITS_PER_GBIT};
 pub use energy::{Activity, DeviceEnergy, PowerDown, RunEnergy};
