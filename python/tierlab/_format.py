@@ -164,6 +164,8 @@ def print_device(c: Console, s: dict[str, Any]) -> None:
     row("erases", lambda r: "-" if r.get("erases") is None else f"{r['erases']:,}")
     row("wear spread (max/mean)", _spread)
     row("lifetime", lambda r: _years(r.get("lifetime_years")))
+    if any(r.get("ftl") for r in tiers):
+        _ftl_rows(row)
     row("area", _area)
     row("cost", lambda r: _usd(r.get("cost_usd")))
     row("cost per usable Gbit", lambda r: _usd(r.get("cost_per_usable_gbit")))
@@ -186,6 +188,23 @@ def print_device(c: Console, s: dict[str, Any]) -> None:
     elif unknown:
         line += "; left out for want of a catalog figure: " + ", ".join(unknown)
     c.print(line)
+
+
+def _ftl_rows(row: Callable[..., None]) -> None:
+    """A flash tier's FTL figures (docs/device.md#flash-translation-layer):
+    blank for tiers without one."""
+
+    def of(fmt: Callable[[dict[str, Any]], str]) -> Callable[[dict[str, Any]], str]:
+        return lambda r: fmt(r["ftl"]) if r.get("ftl") else ""
+
+    row("FTL write amplification", of(lambda f: f"{f['write_amplification']:.3f}"))
+    row("FTL GC pages copied", of(lambda f: f"{f['gc_pages_written']:,}"))
+    row(
+        "FTL erases/block mean/max",
+        of(lambda f: f"{f['erases_per_block_mean']:.3g}/{f['erases_per_block_max']:,}"),
+    )
+    row("lifetime, first block worn", of(lambda f: _years(f.get("first_worn_years"))))
+    row("lifetime, levelled, with WA", of(lambda f: _years(f.get("perfect_levelling_years"))))
 
 
 #: Per-client rows printed; the rest are summed up in one line (`--json`

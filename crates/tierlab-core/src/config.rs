@@ -142,6 +142,9 @@ pub struct TierConfig {
     /// power-down (device/energy.rs).
     #[serde(default)]
     pub power_down: crate::device::PowerDown,
+    /// A flash translation layer under a tier on raw flash
+    /// (device/ftl_spec.rs; docs/device.md#flash-translation-layer).
+    pub ftl: Option<crate::device::ftl_spec::FtlConfig>,
 }
 
 impl TierConfig {

@@ -217,6 +217,7 @@ pub fn build_hierarchy(
         let admission = t
             .admission
             .build(&crate::admission::BuildCtx { seed, tier: i });
+        let flashcache = matches!(policy, crate::policy::AnyPolicy::FlashCache(_));
         tiers.push(Tier::new(
             cfg.tier_name(i),
             i,
@@ -227,6 +228,13 @@ pub fn build_hierarchy(
             write_back,
             AccessCost::new(tech, t.slowdown, t.overhead.0),
         ));
+        if let Some(f) = &t.ftl {
+            let last = tiers.last_mut().expect("just pushed");
+            last.ftl = Some(Box::new(crate::device::ftl_space::build(
+                f, tech, capacity, unit_size, flashcache,
+            )
+            .map_err(|(k, e)| ConfigError::at(format!("tier[{i}].{k}"), e))?));
+        }
         meta.push(TierMeta {
             tech: t.tech.clone(),
             policy: t.policy.name().into(),
@@ -246,10 +254,12 @@ pub fn build_hierarchy(
         .map_err(|e| ConfigError::at("backing.tech", e.to_string()))?;
     let backing_cost = AccessCost::new(backing, 1.0, cfg.backing.overhead.0);
     let fill: Fill = cfg.hierarchy.fill.cache();
-    Ok((
-        Hierarchy::new(tiers, fill, backing_cost, flush, cfg.run.compute.0),
-        meta,
-    ))
+    let ftl = tiers.iter().any(|t| t.ftl.is_some());
+    let h = Hierarchy::new(tiers, fill, backing_cost, flush, cfg.run.compute.0);
+    // The shared-list paths move objects between tiers without the
+    // tiers' insertions; an FTL must see every program and departure.
+    let h = if ftl { h.without_segments() } else { h };
+    Ok((h, meta))
 }
 
 /// The backing store's medium and the keys its energy needs.

@@ -34,6 +34,10 @@ pub struct TierResult {
     /// `device_busy_ns`, `active_share`, `power_down` (docs/device.md).
     #[serde(flatten)]
     pub energy: DeviceEnergy,
+    /// The flash translation layer's figures (absent without `ftl`):
+    /// docs/device.md#flash-translation-layer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ftl: Option<crate::device::ftl::FtlResult>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -220,6 +224,10 @@ impl RunResult {
                     wear,
                     area_cost: m.area_cost,
                     energy: DeviceEnergy::default(),
+                    ftl: tier.ftl.as_ref().map(|f| crate::device::ftl::FtlResult {
+                        overflow_pages: f.overflow_pages,
+                        ..f.ftl.result(f.page_bytes(), m.medium.endurance, total / 1e9)
+                    }),
                 }
             })
             .collect();
@@ -384,6 +392,9 @@ impl RunResult {
         for tier in &mut self.tiers {
             tier.wear
                 .retime(self.total_time_ns / 1e9, t.elapsed_ns / 1e9);
+            if let Some(f) = &mut tier.ftl {
+                f.retime(self.total_time_ns / 1e9, t.elapsed_ns / 1e9);
+            }
         }
         self.total_time_ns = t.elapsed_ns;
         self.throughput_rps = t.throughput_rps;

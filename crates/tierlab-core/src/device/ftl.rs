@@ -139,25 +139,36 @@ pub struct Ftl {
     fill: u32,
     in_gc: bool,
     erases_at_reset: Vec<u32>,
+    /// Since the FTL was made (`counted`: since the warm-up).
     pub c: FtlCounters,
+    c0: FtlCounters,
     work: Work,
 }
 
 impl Ftl {
-    pub fn new(spec: FtlSpec) -> Result<Self, FtlError> {
+    /// Whether `spec` leaves GC room to work: every victim must hold an
+    /// invalid page, so the logical pages fit in the blocks outside the
+    /// frontier, the reserve and one more.
+    pub fn check(spec: &FtlSpec) -> Result<(), FtlError> {
         let ppb = spec.pages_per_block;
         let nblocks = spec.physical_blocks();
         let reserve = spec.reserve_blocks.max(1);
-        // Every victim must hold an invalid page: the logical pages fit
-        // in the blocks outside the frontier, the reserve and one more.
         let room = (nblocks as u64).saturating_sub(reserve as u64 + 2) * ppb as u64;
         if spec.logical_pages == 0 || spec.logical_pages > room {
             return Err(FtlError::TooSmall(format!(
                 "{} logical pages need more than {} blocks of {} pages at op = {}: raise op or \
-                 the capacity (the frontier and {} reserve blocks are not for data)",
+                 the capacity (the frontier and {} reserve blocks hold no data)",
                 spec.logical_pages, nblocks, ppb, spec.op, reserve
             )));
         }
+        Ok(())
+    }
+
+    pub fn new(spec: FtlSpec) -> Result<Self, FtlError> {
+        Self::check(&spec)?;
+        let ppb = spec.pages_per_block;
+        let nblocks = spec.physical_blocks();
+        let reserve = spec.reserve_blocks.max(1);
         let n = nblocks as usize;
         let mut f = Ftl {
             nblocks,
@@ -181,6 +192,7 @@ impl Ftl {
             in_gc: false,
             erases_at_reset: vec![0; n],
             c: FtlCounters::default(),
+            c0: FtlCounters::default(),
             work: Work::default(),
             spec: FtlSpec {
                 reserve_blocks: reserve,
@@ -222,25 +234,42 @@ impl Ftl {
         }
     }
 
-    /// Starts the counted part of a run (after warm-up): counters and
-    /// per-block erases count from here.
+    /// Starts the counted part of a run (after warm-up): the figures
+    /// (`counted`, `write_amplification`, `result`) count from here; `c`
+    /// runs on (the time model follows its erases).
     pub fn reset_counters(&mut self) {
-        self.c = FtlCounters::default();
+        self.c0 = self.c.clone();
         self.erases_at_reset.clone_from(&self.erases);
     }
 
-    /// Pages programmed per host page written (1 before the first write).
-    pub fn write_amplification(&self) -> f64 {
-        let h = self.c.host_pages_written;
-        if h == 0 {
-            return 1.0;
+    /// The counters since `reset_counters`.
+    pub fn counted(&self) -> FtlCounters {
+        let (c, z) = (&self.c, &self.c0);
+        FtlCounters {
+            host_pages_written: c.host_pages_written - z.host_pages_written,
+            gc_pages_read: c.gc_pages_read - z.gc_pages_read,
+            gc_pages_written: c.gc_pages_written - z.gc_pages_written,
+            wl_pages_moved: c.wl_pages_moved - z.wl_pages_moved,
+            erases: c.erases - z.erases,
+            trims: c.trims - z.trims,
         }
-        (h + self.c.gc_pages_written + self.c.wl_pages_moved) as f64 / h as f64
     }
 
-    /// Pages programmed in all (host, GC and levelling).
+    /// Pages programmed per host page written since `reset_counters` (1
+    /// before the first write).
+    pub fn write_amplification(&self) -> f64 {
+        let c = self.counted();
+        if c.host_pages_written == 0 {
+            return 1.0;
+        }
+        (c.host_pages_written + c.gc_pages_written + c.wl_pages_moved) as f64
+            / c.host_pages_written as f64
+    }
+
+    /// Pages programmed (host, GC and levelling) since `reset_counters`.
     pub fn pages_programmed(&self) -> u64 {
-        self.c.host_pages_written + self.c.gc_pages_written + self.c.wl_pages_moved
+        let c = self.counted();
+        c.host_pages_written + c.gc_pages_written + c.wl_pages_moved
     }
 
     pub fn erase_counts(&self) -> &[u32] {
@@ -481,6 +510,7 @@ impl Ftl {
     /// pages of `page_bytes` and a medium rated `endurance` cycles.
     pub fn result(&self, page_bytes: u64, endurance: Option<f64>, seconds: f64) -> FtlResult {
         let (mean, std, max) = self.erase_spread();
+        let c = self.counted();
         let physical_bytes = self.nblocks as f64 * self.ppb as f64 * page_bytes as f64;
         let programmed_bytes = self.pages_programmed() as f64 * page_bytes as f64;
         let years = |x: Option<f64>| x.filter(|y| y.is_finite() && *y > 0.0);
@@ -493,12 +523,13 @@ impl Ftl {
             physical_blocks: self.nblocks,
             physical_bytes: physical_bytes as u64,
             write_amplification: self.write_amplification(),
-            host_pages_written: self.c.host_pages_written,
-            gc_pages_read: self.c.gc_pages_read,
-            gc_pages_written: self.c.gc_pages_written,
-            wl_pages_moved: self.c.wl_pages_moved,
-            erases: self.c.erases,
-            trims: self.c.trims,
+            host_pages_written: c.host_pages_written,
+            gc_pages_read: c.gc_pages_read,
+            gc_pages_written: c.gc_pages_written,
+            wl_pages_moved: c.wl_pages_moved,
+            erases: c.erases,
+            trims: c.trims,
+            overflow_pages: 0,
             erases_per_block_mean: mean,
             erases_per_block_std: std,
             erases_per_block_max: max,
@@ -513,7 +544,23 @@ impl Ftl {
     }
 }
 
-/// A flash tier's FTL figures in a run's result (docs/device.md#ftl).
+impl FtlResult {
+    /// The lifetimes over `to_s` seconds instead of the `from_s` they were
+    /// computed over (a time model's elapsed time replaces the serial
+    /// sum): they scale with the time the same writes took.
+    pub fn retime(&mut self, from_s: f64, to_s: f64) {
+        let ok = |t: f64| t > 0.0 && t.is_finite();
+        let k = if ok(from_s) && ok(to_s) { Some(to_s / from_s) } else { None };
+        for y in [&mut self.first_worn_years, &mut self.perfect_levelling_years] {
+            *y = match (*y, k) {
+                (Some(v), Some(k)) => Some(v * k),
+                _ => None,
+            };
+        }
+    }
+}
+
+/// A flash tier's FTL figures in a run's result (docs/device.md#flash-translation-layer).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct FtlResult {
     pub op: f64,
@@ -530,6 +577,9 @@ pub struct FtlResult {
     pub wl_pages_moved: u64,
     pub erases: u64,
     pub trims: u64,
+    /// Pages written while no logical page was free (objects rounding up
+    /// to more pages than the capacity holds), onto a shared page.
+    pub overflow_pages: u64,
     pub erases_per_block_mean: f64,
     pub erases_per_block_std: f64,
     pub erases_per_block_max: u32,

@@ -12,7 +12,7 @@ fn ftl(spare: f64, blocks: u32, ppb: u32, victim: Victim) -> Ftl {
     let logical = ((blocks * ppb) as f64 * (1.0 - spare)).round() as u64;
     let total = (blocks + reserve + 1) as f64 * ppb as f64;
     // Slightly below the exact share, so rounding up gives `total`.
-    let op = 1.0 - logical as f64 / total + 1e-12;
+    let op = 1.0 - logical as f64 / total - 1e-9;
     let f = Ftl::new(FtlSpec {
         logical_pages: logical,
         pages_per_block: ppb,
@@ -78,6 +78,7 @@ fn fifo_cleaning_matches_desnoyers_within_5_percent() {
         assert!((wa / model - 1.0).abs() < 0.05, "spare {spare}: simulated {wa}, model {model}");
         // Every copied page was read first.
         assert_eq!(f.c.gc_pages_read, f.c.gc_pages_written);
+        assert!(f.counted().host_pages_written == 5 * f.spec().logical_pages);
     }
 }
 
@@ -193,6 +194,12 @@ fn wear_levelling_narrows_the_erase_spread() {
         hot_cold(&mut f, 400_000, 9);
         f
     };
+    for (d, st) in [(false, None), (true, None), (false, Some(8)), (true, Some(8))] {
+        let f = run(spec(d, st));
+        let (m, sd, mx) = f.erase_spread();
+        let mn = f.erase_counts().iter().min().unwrap();
+        eprintln!("dyn {d} static {st:?}: mean {m} std {sd} max {mx} min {mn} wa {} wl {}", f.write_amplification(), f.c.wl_pages_moved);
+    }
     let none = run(spec(false, None));
     let both = run(spec(true, Some(8)));
     let (_, std0, max0) = none.erase_spread();
@@ -213,7 +220,8 @@ fn lifetime_figures_follow_their_definitions() {
     let r = f.result(4096, Some(3000.0), seconds);
     let spy = super::super::wear::SECONDS_PER_YEAR;
     let physical = (f.blocks() as f64) * 64.0 * 4096.0;
-    let rate = (r.host_pages_written + r.gc_pages_written + r.wl_pages_moved) as f64 * 4096.0 / seconds;
+    let rate =
+        (r.host_pages_written + r.gc_pages_written + r.wl_pages_moved) as f64 * 4096.0 / seconds;
     let perfect = r.perfect_levelling_years.unwrap();
     assert!((perfect - 3000.0 * physical / rate / spy).abs() <= 1e-9 * perfect);
     assert!((r.write_amplification - rate * seconds / 4096.0 / r.host_pages_written as f64).abs() < 1e-12);

@@ -1004,6 +1004,7 @@ impl Core {
                 wear,
                 area_cost: self.area_cost,
                 energy: DeviceEnergy::unknown(),
+                ftl: None,
             }],
             skipped_records: self.skipped,
             warnings: Vec::new(),
