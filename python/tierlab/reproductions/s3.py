@@ -43,9 +43,12 @@ BS_GB_DAY, TAU_DAYS, H_LOAN = 12.0, 1.0, 2.0 / 4.4
 SECONDS_PER_YEAR = 365.25 * 86400
 #: A reference's bytes (the generator's line).
 LINE = 64
+#: S3 Figure 7 plots Baseline runtime / Memorage runtime (relative
+#: performance); its 16.5% and 40.5% are that value minus 1
+#: (docs/reproduce-s3.md, C11).
 PAPER = {
-    "runtime_gain_avg": 0.165,
-    "runtime_gain_max": 0.405,
+    "relative_performance_gain_avg": 0.165,
+    "relative_performance_gain_max": 0.405,
     "lifetime_gain_240": 3.9,
     "lifetime_gain_480": 6.9,
 }
@@ -339,22 +342,37 @@ def run(ctx: Context) -> Outcome:
     life_b = lifetimes(rb, float(b["runtime_s"].max()))
     life_m = lifetimes(rm, float(m["runtime_s"].max()))
     lg = {int(cs): memorage_lifetime(alpha=cs / CM_GB, beta=BETA, gamma=GAMMA) for cs in CS_GB}
+    perf = rel["relative_performance"] - 1
     figures = [
         Figure(
-            "runtime_gain_avg",
-            "mean runtime gain over the 8 programs (1 - Memorage/Baseline)",
-            PAPER["runtime_gain_avg"],
-            float(gain.mean()),
+            "relative_performance_gain_avg",
+            "Fig. 7: mean over the 8 programs of Baseline/Memorage runtime - 1",
+            PAPER["relative_performance_gain_avg"],
+            float(perf.mean()),
             "fraction",
             (0.08, 0.30),
         ),
         Figure(
-            "runtime_gain_max",
-            f"largest runtime gain (tierlab: {best})",
-            PAPER["runtime_gain_max"],
-            float(gain.max()),
+            "relative_performance_gain_max",
+            f"Fig. 7: the largest Baseline/Memorage runtime - 1 (tierlab: {best})",
+            PAPER["relative_performance_gain_max"],
+            float(perf.max()),
             "fraction",
             (0.25, 0.60),
+        ),
+        Figure(
+            "runtime_gain_avg",
+            "mean runtime saved over the 8 programs (1 - Memorage/Baseline), beside",
+            None,
+            float(gain.mean()),
+            "fraction",
+        ),
+        Figure(
+            "runtime_gain_max",
+            f"largest runtime saved (tierlab: {best}), beside",
+            None,
+            float(gain.max()),
+            "fraction",
         ),
         Figure(
             "runtime_gain_max_program",
@@ -504,7 +522,10 @@ def run(ctx: Context) -> Outcome:
         ),
     ]
     notes = (
-        f"Measured: mean runtime gain {gain.mean():.3f}, largest {gain.max():.3f} ({best}); "
+        f"Measured: Figure 7's relative performance - 1 (the compared quantity, "
+        f"docs/reproduce-s3.md C11): mean {perf.mean():.3f}, largest {perf.max():.3f} "
+        f"({best}); runtime saved (1 - M/B): mean {gain.mean():.3f}, largest "
+        f"{gain.max():.3f}; "
         f"major faults {maj_b:,.0f} (Baseline) and {maj_m:,.0f} (Memorage); with core "
         f"sharing left out: mean {gain_off.mean():.3f}, largest {gain_off.max():.3f} "
         f"({best_off}).",
