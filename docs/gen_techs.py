@@ -151,6 +151,7 @@ def render(techs: list[dict[str, Any]]) -> str:
         ("good blocks", "good_block_fraction"),
         ("price (US$/Gbit)", "price_usd_per_gbit"),
         ("price year", "price_year"),
+        ("more prices (year: US$/Gbit)", "more_prices"),
     ]
     basis = [
         ("name", "name"),
@@ -159,6 +160,10 @@ def render(techs: list[dict[str, Any]]) -> str:
         ("factor", "latency_factor"),
         ("latency source", "latency_source"),
     ]
+    for t in techs:
+        t["more_prices"] = ", ".join(
+            f"{p['year']}: {p['usd_per_gbit']:g}" for p in t.get("prices", [])
+        )
     lines = [HEADER, "## Timing figures and sources", ""]
     lines += table(main, techs)
     lines += ["", "## Latency bases", ""]
@@ -167,6 +172,14 @@ def render(techs: list[dict[str, Any]]) -> str:
     lines += table(other, techs)
     lines += ["", "## Area and price", ""]
     lines += table(money, techs)
+    priced = [p | {"name": t["name"]} for t in techs for p in t.get("prices", [])]
+    if priced:
+        lines += ["", "## Price series", ""]
+        cols = [("name", "name"), ("year", "year_text"), ("US$/Gbit", "usd_per_gbit"),
+                ("source", "source")]  # fmt: skip
+        for p in priced:
+            p["year_text"] = str(p["year"])
+        lines += table(cols, priced)
     return "\n".join(lines) + "\n"
 
 

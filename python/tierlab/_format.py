@@ -138,6 +138,14 @@ def _years(y: float | None) -> str:
     return "never" if y == float("inf") else f"{y:,.4g} y"
 
 
+def _cost(r: dict[str, Any]) -> str:
+    """A tier's cost with the year its price is from (prices of
+    different years are not comparable)."""
+    usd = _usd(r.get("cost_usd"))
+    year = r.get("price_year")
+    return usd if year is None else f"{usd} ({year})"
+
+
 def _spread(r: dict[str, Any]) -> str:
     w = r.get("wear_spread")
     return "-" if w is None else f"{w['std']:.3g} ({w['max_over_mean']:.3g}x)"
@@ -167,7 +175,7 @@ def print_device(c: Console, s: dict[str, Any]) -> None:
     if any(r.get("ftl") for r in tiers):
         _ftl_rows(row)
     row("area", _area)
-    row("cost", lambda r: _usd(r.get("cost_usd")))
+    row("cost", _cost)
     row("cost per usable Gbit", lambda r: _usd(r.get("cost_per_usable_gbit")))
     row("busy", lambda r: human_ns(r.get("device_busy_ns") or 0.0), True)
     row("power-down", lambda r: r.get("power_down") or "none", True)
@@ -180,6 +188,13 @@ def print_device(c: Console, s: dict[str, Any]) -> None:
     row("energy", lambda r: joules(r.get("energy_j")), True)
     row("power", lambda r: watts(r.get("power_w")), True)
     c.print(t)
+    money = s.get("cost")
+    if money:
+        c.print(
+            f"cost in {money['year']} prices: tiers {_usd(money['total_usd'])}, "
+            f"{money['throughput_rps_per_usd']:,.4g} req/s per US$, "
+            f"{_usd(money['usd_per_million_rps'])} per million req/s"
+        )
     line = f"energy {joules(s.get('energy_j'))}, power {watts(s.get('power_w'))}"
     unknown = s.get("energy_unknown") or []
     if s.get("vm") is not None:

@@ -58,6 +58,8 @@ pub struct Config {
     pub server: Option<crate::time::config::ServerConfig>,
     /// Software-stack costs (time/stack.rs).
     pub stack: Option<crate::time::stack::StackConfig>,
+    /// One cost basis: every tier priced in one year (device/price.rs).
+    pub cost: Option<crate::device::price::CostConfig>,
 }
 
 /// `[hierarchy] fill`: the cache layer's rule, or S4's lazy flash cache,

@@ -136,6 +136,10 @@ pub struct RunResult {
     /// the counted time; `energy_unknown`: the parts left out.
     #[serde(flatten)]
     pub run_energy: RunEnergy,
+    /// `[cost] year`'s figures: total, throughput per US$ (absent
+    /// without `[cost]`): docs/device.md#cost-basis.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::device::price::RunCost>,
 }
 
 pub(crate) fn ratio(a: u64, b: u64) -> f64 {
@@ -226,7 +230,8 @@ impl RunResult {
                     energy: DeviceEnergy::default(),
                     ftl: tier.ftl.as_ref().map(|f| crate::device::ftl::FtlResult {
                         overflow_pages: f.overflow_pages,
-                        ..f.ftl.result(f.page_bytes(), m.medium.endurance, total / 1e9)
+                        ..f.ftl
+                            .result(f.page_bytes(), m.medium.endurance, total / 1e9)
                     }),
                 }
             })
@@ -294,6 +299,7 @@ impl RunResult {
             processes: Vec::new(),
             memorage: None,
             run_energy: RunEnergy::default(),
+            cost: None,
         };
         // A serial run's devices are busy for their charges less the
         // software overhead inside each, from the counters (a flashcache

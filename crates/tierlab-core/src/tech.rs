@@ -109,6 +109,10 @@ pub struct Technology {
     pub price_usd_per_gbit: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub price_year: Option<u32>,
+    /// More prices of the medium, each with its year and source
+    /// (device/price.rs): `[cost] year` picks one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prices: Vec<crate::device::price::PricePoint>,
     /// Write cycles per cell, or full-capacity writes for a whole drive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endurance: Option<f64>,
@@ -161,6 +165,7 @@ pub struct TechOverride {
     pub density_gbit_cm2: Option<f64>,
     pub price_usd_per_gbit: Option<f64>,
     pub price_year: Option<u32>,
+    pub prices: Option<Vec<crate::device::price::PricePoint>>,
     pub endurance: Option<f64>,
     pub cell_area_f2: Option<[f64; 2]>,
     pub feature_nm: Option<f64>,
@@ -184,7 +189,8 @@ pub fn builtin() -> &'static [Technology] {
             .expect("the built-in catalog parses (tested)");
         let mut techs: BTreeMap<String, Technology> =
             file.tech.into_iter().map(|t| (t.name.clone(), t)).collect();
-        resolve_relative(&mut techs).expect("the built-in catalog's relative latencies resolve (tested)");
+        resolve_relative(&mut techs)
+            .expect("the built-in catalog's relative latencies resolve (tested)");
         techs.into_values().collect()
     })
 }
@@ -296,6 +302,7 @@ impl Catalog {
                     density_gbit_cm2: None,
                     price_usd_per_gbit: None,
                     price_year: None,
+                    prices: Vec::new(),
                     endurance: None,
                     cell_area_f2: None,
                     feature_nm: None,
@@ -325,7 +332,14 @@ impl Catalog {
         if let Some(v) = o.burst_ns {
             t.burst_ns = Some(v.0);
         }
-        set!(kind, access_unit, volatile, byte_addressable, source);
+        set!(
+            kind,
+            access_unit,
+            volatile,
+            byte_addressable,
+            source,
+            prices
+        );
         // A new price with the base's year would date it wrongly: the
         // override names its own year.
         if o.price_usd_per_gbit.is_some() && o.price_year.is_none() {
@@ -355,7 +369,10 @@ impl Catalog {
             good_block_fraction
         );
         if o.latency_relative_to.is_some() {
-            for (field, given) in [("read_ns", o.read_ns.is_some()), ("write_ns", o.write_ns.is_some())] {
+            for (field, given) in [
+                ("read_ns", o.read_ns.is_some()),
+                ("write_ns", o.write_ns.is_some()),
+            ] {
                 if given {
                     return Err((
                         "latency_relative_to",
@@ -454,7 +471,11 @@ pub fn resolve_relative(
             done.push(name.clone());
         }
         if done.len() == before {
-            let name = relative.iter().find(|n| !done.contains(n)).cloned().unwrap_or_default();
+            let name = relative
+                .iter()
+                .find(|n| !done.contains(n))
+                .cloned()
+                .unwrap_or_default();
             let to = techs[&name].latency_relative_to.clone().unwrap_or_default();
             return Err((
                 "latency_relative_to",
@@ -609,6 +630,28 @@ pub fn validate(t: &Technology) -> Result<(), (&'static str, TechError)> {
                 TechError::Range {
                     field: "price_year",
                     value: y as f64,
+                    allowed: "must be a calendar year, 1950 to 2100",
+                },
+            ));
+        }
+    }
+    for p in &t.prices {
+        if !(p.usd_per_gbit >= 0.0 && p.usd_per_gbit.is_finite()) {
+            return Err((
+                "prices",
+                TechError::Range {
+                    field: "prices.usd_per_gbit",
+                    value: p.usd_per_gbit,
+                    allowed: "must be zero or a positive number",
+                },
+            ));
+        }
+        if !(1950..=2100).contains(&p.year) {
+            return Err((
+                "prices",
+                TechError::Range {
+                    field: "prices.year",
+                    value: p.year as f64,
                     allowed: "must be a calendar year, 1950 to 2100",
                 },
             ));
@@ -778,8 +821,16 @@ mod tests {
     fn every_latency_states_its_basis_and_relatives_are_computed() {
         use crate::device::LatencyBasis;
         for t in builtin() {
-            assert!(t.latency_basis.is_some(), "{} states no latency basis", t.name);
-            assert!(t.latency_source.as_deref().unwrap_or("").len() > 10, "{}", t.name);
+            assert!(
+                t.latency_basis.is_some(),
+                "{} states no latency basis",
+                t.name
+            );
+            assert!(
+                t.latency_source.as_deref().unwrap_or("").len() > 10,
+                "{}",
+                t.name
+            );
         }
         let c = Catalog::builtin();
         let (dram, cxl) = (c.get("DRAM-DDR4").unwrap(), c.get("CXL-DRAM").unwrap());
@@ -819,7 +870,12 @@ mod tests {
             latency_relative_to: Some("NOPE".into()),
             ..Default::default()
         };
-        assert!(c.apply("SLOW", &nowhere).unwrap_err().1.to_string().contains("not in the catalog"));
+        assert!(c
+            .apply("SLOW", &nowhere)
+            .unwrap_err()
+            .1
+            .to_string()
+            .contains("not in the catalog"));
         let cycle = TechOverride {
             latency_relative_to: Some("SLOW".into()),
             ..Default::default()

@@ -89,11 +89,18 @@ mod tests {
     #[test]
     fn warns_only_when_fast_devices_mix_bases() {
         use LatencyBasis::*;
-        let w = mixed_warning(&[p("tier \"a\"", 10.0, Some(Device)), p("tier \"b\"", 200.0, Some(Loaded))])
-            .unwrap();
+        let w = mixed_warning(&[
+            p("tier \"a\"", 10.0, Some(Device)),
+            p("tier \"b\"", 200.0, Some(Loaded)),
+        ])
+        .unwrap();
         assert!(w.contains("tier \"a\"") && w.contains("tier \"b\""), "{w}");
         // A drive's loaded figure beside a DRAM cell figure: the CPU's path is lost in it.
-        assert!(mixed_warning(&[p("a", 10.0, Some(Device)), p("backing", 85_000.0, Some(Loaded))]).is_none());
+        assert!(mixed_warning(&[
+            p("a", 10.0, Some(Device)),
+            p("backing", 85_000.0, Some(Loaded))
+        ])
+        .is_none());
         assert!(mixed_warning(&[p("a", 10.0, Some(Device)), p("b", 20.0, Some(Device))]).is_none());
         assert!(mixed_warning(&[p("a", 10.0, Some(Device)), p("b", 200.0, None)]).is_none());
     }

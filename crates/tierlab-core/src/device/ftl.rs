@@ -137,6 +137,12 @@ pub struct Ftl {
     wear: BTreeMap<u32, u32>,
     open: u32,
     fill: u32,
+    /// Static levelling's own frontier for the cold data it moves: the
+    /// most-worn free block, so a worn block rests under data that is not
+    /// rewritten, and cold data does not mix with hot writes (in the hot
+    /// frontier it was cleaned again at once).
+    cold: u32,
+    cold_fill: u32,
     in_gc: bool,
     erases_at_reset: Vec<u32>,
     /// Since the FTL was made (`counted`: since the warm-up).
@@ -153,11 +159,12 @@ impl Ftl {
         let ppb = spec.pages_per_block;
         let nblocks = spec.physical_blocks();
         let reserve = spec.reserve_blocks.max(1);
-        let room = (nblocks as u64).saturating_sub(reserve as u64 + 2) * ppb as u64;
+        let open = if spec.static_wl.is_some() { 2 } else { 1 };
+        let room = (nblocks as u64).saturating_sub(reserve as u64 + open + 1) * ppb as u64;
         if spec.logical_pages == 0 || spec.logical_pages > room {
             return Err(FtlError::TooSmall(format!(
                 "{} logical pages need more than {} blocks of {} pages at op = {}: raise op or \
-                 the capacity (the frontier and {} reserve blocks hold no data)",
+                 the capacity (the frontiers and {} reserve blocks hold no data)",
                 spec.logical_pages, nblocks, ppb, spec.op, reserve
             )));
         }
@@ -189,6 +196,8 @@ impl Ftl {
             wear: BTreeMap::from([(0, nblocks)]),
             open: 0,
             fill: 0,
+            cold: NONE,
+            cold_fill: 0,
             in_gc: false,
             erases_at_reset: vec![0; n],
             c: FtlCounters::default(),
@@ -212,6 +221,11 @@ impl Ftl {
 
     pub fn blocks(&self) -> u32 {
         self.nblocks
+    }
+
+    /// The flash under the logical space, in bytes of `page_bytes` pages.
+    pub fn physical_bytes(&self, page_bytes: u64) -> u64 {
+        self.nblocks as u64 * self.ppb as u64 * page_bytes
     }
 
     /// Writes logical page `lpn`; returns the GC and levelling work it
@@ -293,9 +307,26 @@ impl Ftl {
         }
     }
 
+    /// Programs `lpn` into static levelling's cold frontier.
+    fn program_cold(&mut self, lpn: u32) {
+        if self.cold == NONE || self.cold_fill == self.ppb {
+            if self.cold != NONE {
+                self.close(self.cold);
+            }
+            self.cold = self.take_worn();
+            self.state[self.cold as usize] = State::Open;
+            self.cold_fill = 0;
+        }
+        let ppn = self.cold * self.ppb + self.cold_fill;
+        self.cold_fill += 1;
+        self.map[lpn as usize] = ppn;
+        self.rmap[ppn as usize] = lpn;
+        self.valid[self.cold as usize] += 1;
+    }
+
     fn program(&mut self, lpn: u32) {
         if self.fill == self.ppb {
-            self.close_open();
+            self.close(self.open);
             self.open = self.take_free();
             self.state[self.open as usize] = State::Open;
             self.fill = 0;
@@ -317,8 +348,7 @@ impl Ftl {
         self.valid[self.open as usize] += 1;
     }
 
-    fn close_open(&mut self) {
-        let b = self.open;
+    fn close(&mut self, b: u32) {
         self.state[b as usize] = State::Closed;
         self.closed_at[b as usize] = self.c.host_pages_written;
         self.close_seq[b as usize] = self.next_seq;
@@ -347,6 +377,17 @@ impl Ftl {
         }
     }
 
+    /// The most-worn free block (the oldest erased without dynamic
+    /// levelling), for cold data.
+    fn take_worn(&mut self) -> u32 {
+        let b = if self.spec.dynamic_wl {
+            self.free_by_wear.pop_last().map(|((_, b), _)| b)
+        } else {
+            self.free_fifo.pop_front()
+        };
+        b.expect("the reserve keeps a free block for levelling")
+    }
+
     fn take_free(&mut self) -> u32 {
         let b = if self.spec.dynamic_wl {
             self.free_by_wear.pop_first().map(|((_, b), _)| b)
@@ -365,7 +406,9 @@ impl Ftl {
     fn unbucket(&mut self, b: u32) {
         let v = self.valid[b as usize] as usize;
         let i = self.pos[b as usize] as usize;
-        let last = self.buckets[v].pop().expect("a closed block is in its bucket");
+        let last = self.buckets[v]
+            .pop()
+            .expect("a closed block is in its bucket");
         if last != b {
             self.buckets[v][i] = last;
             self.pos[last as usize] = i as u32;
@@ -417,7 +460,7 @@ impl Ftl {
     /// Cleans one victim: its valid pages to the frontier, then an erase.
     fn collect(&mut self) {
         let b = self.pick();
-        let moved = self.evacuate(b);
+        let moved = self.evacuate(b, false);
         self.c.gc_pages_read += moved;
         self.c.gc_pages_written += moved;
         self.work.reads += moved as u32;
@@ -428,7 +471,7 @@ impl Ftl {
         }
     }
 
-    fn evacuate(&mut self, b: u32) -> u64 {
+    fn evacuate(&mut self, b: u32, cold: bool) -> u64 {
         // Out of the victim indexes first: copies must not land on it.
         self.state[b as usize] = State::Free;
         let base = b * self.ppb;
@@ -439,7 +482,11 @@ impl Ftl {
                 self.rmap[p as usize] = NONE;
                 self.map[lpn as usize] = NONE;
                 self.valid[b as usize] -= 1;
-                self.program(lpn);
+                if cold {
+                    self.program_cold(lpn);
+                } else {
+                    self.program(lpn);
+                }
                 moved += 1;
             }
         }
@@ -448,7 +495,10 @@ impl Ftl {
 
     fn erase(&mut self, b: u32) {
         let e = &mut self.erases[b as usize];
-        let n = self.wear.get_mut(e).expect("every block's count is in the histogram");
+        let n = self
+            .wear
+            .get_mut(e)
+            .expect("every block's count is in the histogram");
         *n -= 1;
         if *n == 0 {
             self.wear.remove(e);
@@ -464,7 +514,8 @@ impl Ftl {
     /// `threshold`, the least-erased closed block (cold data sits on it)
     /// is cleaned, so its block rejoins the free pool.
     fn level(&mut self, threshold: u32) {
-        let (Some((&lo, _)), Some((&hi, _))) = (self.wear.first_key_value(), self.wear.last_key_value())
+        let (Some((&lo, _)), Some((&hi, _))) =
+            (self.wear.first_key_value(), self.wear.last_key_value())
         else {
             return;
         };
@@ -484,7 +535,7 @@ impl Ftl {
             // Stale FIFO entries are skipped when popped (state changes).
             Victim::Fifo | Victim::CostBenefit => {}
         }
-        let moved = self.evacuate(b);
+        let moved = self.evacuate(b, true);
         self.c.wl_pages_moved += moved;
         self.work.reads += moved as u32;
         self.work.writes += moved as u32;
@@ -502,7 +553,11 @@ impl Ftl {
             .collect();
         let n = counted.len() as f64;
         let mean = counted.iter().map(|&e| e as f64).sum::<f64>() / n;
-        let var = counted.iter().map(|&e| (e as f64 - mean).powi(2)).sum::<f64>() / n;
+        let var = counted
+            .iter()
+            .map(|&e| (e as f64 - mean).powi(2))
+            .sum::<f64>()
+            / n;
         (mean, var.sqrt(), counted.iter().copied().max().unwrap_or(0))
     }
 
@@ -550,8 +605,15 @@ impl FtlResult {
     /// sum): they scale with the time the same writes took.
     pub fn retime(&mut self, from_s: f64, to_s: f64) {
         let ok = |t: f64| t > 0.0 && t.is_finite();
-        let k = if ok(from_s) && ok(to_s) { Some(to_s / from_s) } else { None };
-        for y in [&mut self.first_worn_years, &mut self.perfect_levelling_years] {
+        let k = if ok(from_s) && ok(to_s) {
+            Some(to_s / from_s)
+        } else {
+            None
+        };
+        for y in [
+            &mut self.first_worn_years,
+            &mut self.perfect_levelling_years,
+        ] {
             *y = match (*y, k) {
                 (Some(v), Some(k)) => Some(v * k),
                 _ => None,

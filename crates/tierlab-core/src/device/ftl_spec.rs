@@ -59,14 +59,21 @@ fn bytes(s: &Option<crate::units::Size>, key: &'static str) -> Result<Option<u64
     match s {
         None => Ok(None),
         Some(crate::units::Size::Absolute(b)) => Ok(Some(*b)),
-        Some(crate::units::Size::Percent(_)) => err(key, "must be a size in bytes, not a share".into()),
+        Some(crate::units::Size::Percent(_)) => {
+            err(key, "must be a size in bytes, not a share".into())
+        }
     }
 }
 
 impl FtlConfig {
     /// The FTL for a tier of `capacity` bytes (its logical space) on
     /// `tech`, or why not; `flashcache`: the tier's policy is flashcache.
-    pub fn resolve(&self, tech: &Technology, capacity: u64, flashcache: bool) -> Result<FtlSpec, FtlConfigError> {
+    pub fn resolve(
+        &self,
+        tech: &Technology,
+        capacity: u64,
+        flashcache: bool,
+    ) -> Result<FtlSpec, FtlConfigError> {
         if tech.kind == "ssd" || tech.kind == "scm" {
             return err(
                 "ftl",
@@ -99,7 +106,10 @@ impl FtlConfig {
         let Some(block) = block else {
             return err(
                 "ftl.block",
-                format!("{} has no erase_block_bytes in the catalog: give ftl.block", tech.name),
+                format!(
+                    "{} has no erase_block_bytes in the catalog: give ftl.block",
+                    tech.name
+                ),
             );
         };
         if !(self.op > 0.0 && self.op < 1.0) {
@@ -165,25 +175,45 @@ mod tests {
         let s = cfg(0.1).resolve(slc, 64 << 20, false).unwrap();
         assert_eq!(s.pages_per_block, 64);
         assert_eq!(s.logical_pages, (64 << 20) / 2048);
-        let e = cfg(0.1).resolve(c.get("SSD-NVME-TLC").unwrap(), 1 << 30, false).unwrap_err();
+        let e = cfg(0.1)
+            .resolve(c.get("SSD-NVME-TLC").unwrap(), 1 << 30, false)
+            .unwrap_err();
         assert!(e.key == "ftl" && e.msg.contains("own FTL"), "{e:?}");
         let e = cfg(0.1).resolve(slc, 1 << 30, true).unwrap_err();
         assert!(e.msg.contains("flashcache"), "{e:?}");
-        let e = cfg(0.1).resolve(c.get("DRAM-DDR3").unwrap(), 1 << 30, false).unwrap_err();
+        let e = cfg(0.1)
+            .resolve(c.get("DRAM-DDR3").unwrap(), 1 << 30, false)
+            .unwrap_err();
         assert!(e.msg.contains("no erase blocks"), "{e:?}");
         for op in [0.0, 1.0, -0.1, 1.5] {
-            assert_eq!(cfg(op).resolve(slc, 1 << 30, false).unwrap_err().key, "ftl.op");
+            assert_eq!(
+                cfg(op).resolve(slc, 1 << 30, false).unwrap_err().key,
+                "ftl.op"
+            );
         }
-        let small: FtlConfig = toml::from_str("op = 0.1\npage = \"4KiB\"\nblock = \"2KiB\"").unwrap();
+        let small: FtlConfig =
+            toml::from_str("op = 0.1\npage = \"4KiB\"\nblock = \"2KiB\"").unwrap();
         let e = small.resolve(slc, 1 << 30, false).unwrap_err();
-        assert!(e.key == "ftl.block" && e.msg.contains("smaller than a page"), "{e:?}");
+        assert!(
+            e.key == "ftl.block" && e.msg.contains("smaller than a page"),
+            "{e:?}"
+        );
         // QLC's catalog entry gives no erase block: the key must.
         let qlc = c.get("NAND-QLC").unwrap();
-        assert_eq!(cfg(0.1).resolve(qlc, 1 << 30, false).unwrap_err().key, "ftl.block");
+        assert_eq!(
+            cfg(0.1).resolve(qlc, 1 << 30, false).unwrap_err().key,
+            "ftl.block"
+        );
         let with: FtlConfig = toml::from_str("op = 0.1\nblock = \"4MiB\"").unwrap();
-        assert_eq!(with.resolve(qlc, 1 << 30, false).unwrap().pages_per_block, 256);
+        assert_eq!(
+            with.resolve(qlc, 1 << 30, false).unwrap().pages_per_block,
+            256
+        );
         assert!(toml::from_str::<FtlConfig>("op = 0.1\nnope = 1").is_err());
         // A space too small for the frontier and the reserve.
-        assert_eq!(cfg(0.01).resolve(slc, 4 * 131072, false).unwrap_err().key, "ftl.op");
+        assert_eq!(
+            cfg(0.01).resolve(slc, 4 * 131072, false).unwrap_err().key,
+            "ftl.op"
+        );
     }
 }

@@ -48,10 +48,15 @@ fn lambert_w0_solves_its_equation() {
     assert_eq!(lambert_w0(-1.0 / e), -1.0);
     assert!((lambert_w0(e) - 1.0).abs() < 1e-14);
     assert_eq!(lambert_w0(0.0), 0.0);
-    for x in [-0.3678, -0.36, -0.3, -0.2, -0.05, -1e-6, 1e-3, 0.5, 2.0, 10.0, 1e4] {
+    for x in [
+        -0.3678, -0.36, -0.3, -0.2, -0.05, -1e-6, 1e-3, 0.5, 2.0, 10.0, 1e4,
+    ] {
         let w = lambert_w0(x);
         assert!(w >= -1.0, "{x}: {w}");
-        assert!((w * w.exp() - x).abs() <= 1e-12 * (1.0 + x.abs()), "{x}: {w}");
+        assert!(
+            (w * w.exp() - x).abs() <= 1e-12 * (1.0 + x.abs()),
+            "{x}: {w}"
+        );
     }
 }
 
@@ -75,7 +80,11 @@ fn fifo_cleaning_matches_desnoyers_within_5_percent() {
         let mut f = ftl(spare, 512, 128, Victim::Fifo);
         let wa = uniform_wa(&mut f, 5, 5, 7 + i as u64);
         let model = closed_form_wa(spare);
-        assert!((wa / model - 1.0).abs() < 0.05, "spare {spare}: simulated {wa}, model {model}");
+        eprintln!("fifo, spare {spare}: simulated {wa:.3}, closed form {model:.3}");
+        assert!(
+            (wa / model - 1.0).abs() < 0.05,
+            "spare {spare}: simulated {wa}, model {model}"
+        );
         // Every copied page was read first.
         assert_eq!(f.c.gc_pages_read, f.c.gc_pages_written);
         assert!(f.counted().host_pages_written == 5 * f.spec().logical_pages);
@@ -85,14 +94,24 @@ fn fifo_cleaning_matches_desnoyers_within_5_percent() {
 #[test]
 fn greedy_cleaning_matches_the_large_block_limit_within_5_percent() {
     for (i, spare) in [0.1, 0.2, 0.3].into_iter().enumerate() {
-        let mut f = ftl(spare, 512, 128, Victim::Greedy);
+        // 256 pages per block: the closed form is greedy's large-block
+        // limit, which greedy beats by the spread of valid counts among
+        // blocks of one age (at 128 pages, spare 0.1: 4.87 against 5.18).
+        let mut f = ftl(spare, 512, 256, Victim::Greedy);
         let wa = uniform_wa(&mut f, 5, 5, 17 + i as u64);
         let model = closed_form_wa(spare);
-        assert!((wa / model - 1.0).abs() < 0.05, "spare {spare}: simulated {wa}, model {model}");
+        eprintln!("greedy, spare {spare}: simulated {wa:.3}, closed form {model:.3}");
+        assert!(
+            (wa / model - 1.0).abs() < 0.05,
+            "spare {spare}: simulated {wa}, model {model}"
+        );
         // Greedy never does worse than the oldest-first choice.
-        let mut fifo = ftl(spare, 512, 128, Victim::Fifo);
+        let mut fifo = ftl(spare, 512, 256, Victim::Fifo);
         let fifo_wa = uniform_wa(&mut fifo, 5, 5, 17 + i as u64);
-        assert!(wa <= fifo_wa * 1.005, "spare {spare}: greedy {wa}, fifo {fifo_wa}");
+        assert!(
+            wa <= fifo_wa * 1.005,
+            "spare {spare}: greedy {wa}, fifo {fifo_wa}"
+        );
     }
 }
 
@@ -103,7 +122,10 @@ fn cost_benefit_cleans_and_stays_near_greedy_on_uniform_writes() {
     let model = closed_form_wa(0.2);
     // Uniform traffic has no cold data for age to find: it behaves like
     // greedy's neighbours.
-    assert!(wa > 1.0 && (wa / model - 1.0).abs() < 0.1, "{wa} vs {model}");
+    assert!(
+        wa > 1.0 && (wa / model - 1.0).abs() < 0.1,
+        "{wa} vs {model}"
+    );
 }
 
 #[test]
@@ -194,11 +216,19 @@ fn wear_levelling_narrows_the_erase_spread() {
         hot_cold(&mut f, 400_000, 9);
         f
     };
-    for (d, st) in [(false, None), (true, None), (false, Some(8)), (true, Some(8))] {
+    for (d, st) in [
+        (false, None),
+        (true, None),
+        (false, Some(8)),
+        (true, Some(8)),
+    ] {
         let f = run(spec(d, st));
         let (m, sd, mx) = f.erase_spread();
-        let mn = f.erase_counts().iter().min().unwrap();
-        eprintln!("dyn {d} static {st:?}: mean {m} std {sd} max {mx} min {mn} wa {} wl {}", f.write_amplification(), f.c.wl_pages_moved);
+        eprintln!(
+            "dynamic {d} static {st:?}: erases per block mean {m:.1} std {sd:.2} max {mx}, WA {:.3}, levelling moves {}",
+            f.write_amplification(),
+            f.c.wl_pages_moved
+        );
     }
     let none = run(spec(false, None));
     let both = run(spec(true, Some(8)));
@@ -209,7 +239,10 @@ fn wear_levelling_narrows_the_erase_spread() {
     assert!(both.c.wl_pages_moved > 0);
     // Static levelling keeps every block within its threshold of the
     // rest, give or take the blocks erased since the last check.
-    assert!((max1 as f64) <= mean1 + 8.0 + 4.0, "max {max1}, mean {mean1}");
+    assert!(
+        (max1 as f64) <= mean1 + 8.0 + 4.0,
+        "max {max1}, mean {mean1}"
+    );
 }
 
 #[test]
@@ -224,7 +257,10 @@ fn lifetime_figures_follow_their_definitions() {
         (r.host_pages_written + r.gc_pages_written + r.wl_pages_moved) as f64 * 4096.0 / seconds;
     let perfect = r.perfect_levelling_years.unwrap();
     assert!((perfect - 3000.0 * physical / rate / spy).abs() <= 1e-9 * perfect);
-    assert!((r.write_amplification - rate * seconds / 4096.0 / r.host_pages_written as f64).abs() < 1e-12);
+    assert!(
+        (r.write_amplification - rate * seconds / 4096.0 / r.host_pages_written as f64).abs()
+            < 1e-12
+    );
     let first = r.first_worn_years.unwrap();
     assert!((first - 3000.0 * seconds / r.erases_per_block_max as f64 / spy).abs() <= 1e-9 * first);
     // The most-erased block wears out no later than the average one.

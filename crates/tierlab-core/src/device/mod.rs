@@ -10,8 +10,9 @@ pub mod ftl;
 pub mod ftl_space;
 pub mod ftl_spec;
 pub mod overload;
+pub mod price;
 pub mod wear;
 
-pub use basis::LatencyBasis;
 pub use area_cost::{area_cost, AreaBasis, AreaCost, BITS_PER_GBIT};
+pub use basis::LatencyBasis;
 pub use energy::{Activity, DeviceEnergy, PowerDown, RunEnergy};

@@ -62,7 +62,10 @@ mod tests {
         assert!(warning("backing", "HDD", 30e9, 4, 10e9, false).is_none());
         let w = warning("backing", "HDD", 1065e9, 1, 134e9, false).unwrap();
         assert!(w.starts_with(PREFIX), "{w}");
-        assert!(w.contains("backing (HDD, 1 channel)") && w.contains("7.9x"), "{w}");
+        assert!(
+            w.contains("backing (HDD, 1 channel)") && w.contains("7.9x"),
+            "{w}"
+        );
         assert!(w.contains("[load]"), "{w}");
         let w = warning("tier \"flash\"", "NAND-SLC", 50e9, 2, 10e9, true).unwrap();
         assert!(w.contains("2 channels") && w.contains("outlasts"), "{w}");

@@ -1015,6 +1015,7 @@ impl Core {
             memorage: self.paging.pool.as_ref().map(|p| p.r.clone()),
             processes: self.procs.clone(),
             run_energy,
+            cost: None,
         }
     }
 }
