@@ -126,3 +126,23 @@ def test_serial_background_work_beyond_the_run_warns(tierlab_cmd: Callable[..., 
     busy = s["backing"]["device_busy_ns"]
     assert busy > s["total_time_ns"]
     assert "device backing" in r.err
+
+
+def test_gc_occupies_the_flash_device_and_shows_in_the_tail(
+    tmp_path: Path, tierlab_cmd: Callable[..., Ran]
+) -> None:
+    # The same run without the FTL: GC's copies and erases are what adds.
+    plain = tmp_path / "plain.toml"
+    plain.write_text(
+        "\n".join(ln for ln in FTL.read_text().splitlines() if not ln.startswith("ftl = "))
+    )
+    runs = {}
+    for name, cfg in (("ftl", FTL), ("plain", plain)):
+        r = tierlab_cmd("run", cfg, "--json", "--no-progress")
+        assert r.code == 0, r.err
+        runs[name] = json.loads(r.out)
+    f = runs["ftl"]["tiers"][1]["ftl"]
+    assert f["erases"] > 0 and f["gc_pages_written"] > 0
+    assert runs["ftl"]["latency_ns"]["p99"] > runs["plain"]["latency_ns"]["p99"]
+    busy = [s["tiers"][1]["device_busy_ns"] for s in (runs["ftl"], runs["plain"])]
+    assert busy[0] > busy[1], busy

@@ -30,7 +30,7 @@ pub fn warning(
     timed: bool,
 ) -> Option<String> {
     let capacity = channels.max(1) as f64 * elapsed_ns;
-    if !(elapsed_ns > 0.0) || busy_ns <= capacity * (1.0 + SLACK) {
+    if elapsed_ns.is_nan() || elapsed_ns <= 0.0 || busy_ns <= capacity * (1.0 + SLACK) {
         return None;
     }
     let why = if timed {
