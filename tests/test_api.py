@@ -354,3 +354,67 @@ def test_exclusive_lru_tiers_equal_one_lru_of_their_sum(caps: tuple[int, int, in
         {"workload": w, "tier": [{"tech": "DRAM-DDR3", "capacity": caps[0], "policy": "lru"}]}
     )
     assert three.summary["tiers"][0]["misses"] == first.summary["misses"]
+
+
+def test_format_is_documented_and_never_silently_ignored() -> None:
+    """Regression (issue 38, item 3): the simulate and mrc docstrings said
+    format is "oracle" or "csv", guessed from the name, while the engine
+    reads seven formats and recognises them from content; and format= with
+    no trace file was ignored without a word."""
+    from tierlab import _core
+
+    for fn in (tierlab.simulate, tierlab.mrc):
+        doc = fn.__doc__ or ""
+        for name in _core.trace_formats():
+            assert f'``"{name}"``' in doc, (fn.__name__, name)
+        assert "content" in doc and "guessed from its name" not in doc
+    cfg = {
+        "workload": {"type": "zipf", "objects": 100, "requests": 1000},
+        "tier": [{"tech": "DRAM-DDR3", "capacity": "10%"}],
+    }
+    with pytest.raises(tierlab.ConfigError, match="format: 'csv' applies to a trace file"):
+        tierlab.simulate(cfg, format="csv")
+    with pytest.raises(tierlab.ConfigError, match="format: 'csv' applies to a trace file"):
+        tierlab.mrc(cfg, format="csv")
+
+
+def test_api_follows_python_and_pandas_conventions(tmp_path: Path) -> None:
+    """Regression (issue 38, item 6): r.tiers had a nested dict column,
+    finished_at was a string, a missing trace raised a TraceError that no
+    `except FileNotFoundError` caught, and ConfigError had no key path."""
+    from tierlab import _core
+
+    cfg = {
+        "workload": {"type": "zipf", "objects": 200, "requests": 2000, "object_size": "4KiB"},
+        "tier": [{"name": "dram", "tech": "DRAM-DDR3", "capacity": "10%"}],
+    }
+    r = tierlab.simulate(cfg)
+    tiers = r.tiers
+    assert not any(isinstance(v, dict) for v in tiers.iloc[0].tolist())
+    assert {"energy.read_j", "energy.write_j", "energy_j"} <= set(tiers.columns)
+    assert tiers.loc["dram", "energy.read_j"] == r.summary["tiers"][0]["energy"]["read_j"]
+    # The old nested column answers for one release, with a warning.
+    with pytest.warns(DeprecationWarning, match=r"r.tiers\['energy'\]: the nested column"):
+        old = tiers["energy"]
+    assert old.loc["dram"] == r.summary["tiers"][0]["energy"]
+    # Built-in exceptions: a missing trace is a FileNotFoundError.
+    missing = tmp_path / "nope.oracleGeneral.bin"
+    with pytest.raises(FileNotFoundError) as caught:
+        tierlab.simulate(cfg, trace=missing)
+    assert isinstance(caught.value, tierlab.TraceError)
+    assert caught.value.filename == str(missing) and str(missing) in str(caught.value)
+    bad = {**cfg, "tier": [{"tech": "DRAM-DDR3", "capacity": "lots"}]}
+    with pytest.raises(ValueError) as err:
+        tierlab.simulate(bad)
+    assert isinstance(err.value, tierlab.ConfigError) and err.value.key == "tier[0].capacity"
+    assert _core.ConfigError is tierlab.ConfigError and _core.TraceError is tierlab.TraceError
+    # load(): finished_at is a time.
+    exp = tmp_path / "e.toml"
+    exp.write_text(
+        '[experiment]\nname = "e"\n[base.workload]\ntype = "zipf"\nobjects = 200\n'
+        'requests = 2000\n[[base.tier]]\ntech = "DRAM-DDR3"\ncapacity = "10%"\n'
+        '[[axis]]\nkey = "tier[0].capacity"\nvalues = ["5%", "10%"]\n'
+    )
+    tierlab.sweep(exp, store=tmp_path / "e.sqlite")
+    df = tierlab.load(tmp_path / "e.sqlite")
+    assert pd.api.types.is_datetime64_any_dtype(df["finished_at"])

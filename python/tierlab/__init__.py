@@ -25,7 +25,15 @@ if TYPE_CHECKING:
     from tierlab._result import RunResult
     from tierlab._sweep import MetricWarning, SweepReport, sweep
     from tierlab.api import mrc, simulate, techs, trace_convert, trace_generate, trace_stats
-    from tierlab.errors import ConfigError, ModelError, StoreError, TierlabError, TraceError
+    from tierlab.errors import (
+        ConfigError,
+        ModelError,
+        ShardsWarning,
+        StoreError,
+        TierlabError,
+        TraceError,
+        TraceNotFoundError,
+    )
     from tierlab.store import load
 
 __all__ = [
@@ -44,8 +52,10 @@ __all__ = [
     "TierlabError",
     "ConfigError",
     "TraceError",
+    "TraceNotFoundError",
     "StoreError",
     "ModelError",
+    "ShardsWarning",
 ]
 
 # The public names are loaded on first use (PEP 562), so that the command
@@ -69,8 +79,10 @@ _LAZY = {
     "TierlabError": "tierlab.errors",
     "ConfigError": "tierlab.errors",
     "TraceError": "tierlab.errors",
+    "TraceNotFoundError": "tierlab.errors",
     "StoreError": "tierlab.errors",
     "ModelError": "tierlab.errors",
+    "ShardsWarning": "tierlab.errors",
 }
 
 # Submodules the package used to import eagerly: `import tierlab` then

@@ -48,10 +48,12 @@ class RunResult:
     @property
     def tiers(self) -> pd.DataFrame:
         """Per-tier counters, one row per tier, fastest first, indexed by the
-        tier's name: ``r.tiers.loc["dram", "miss_ratio"]``."""
-        import pandas as pd
-
-        return pd.DataFrame(self.summary["tiers"]).set_index("name")
+        tier's name: ``r.tiers.loc["dram", "miss_ratio"]``. Flat columns, as
+        pandas has them: a tier's nested figures under dotted names
+        (``energy.read_j``, ``wear_spread.std``), as the sweep store names
+        them. The nested column (``r.tiers["energy"]``, a dict per row)
+        still works, with a DeprecationWarning, until 0.3 (CHANGELOG.md)."""
+        return _flat_tiers(self.summary["tiers"])
 
     @property
     def time(self) -> dict[str, Any] | None:
@@ -139,3 +141,65 @@ class RunResult:
         from tierlab.api import summary_json
 
         return summary_json(self.summary)
+
+
+def _flat_tiers(tiers: list[dict[str, Any]]) -> pd.DataFrame:
+    import pandas as pd
+
+    flat = pd.json_normalize(tiers, sep=".")
+    nested = sorted({k for t in tiers for k, v in t.items() if isinstance(v, dict)})
+    df = _Tiers(flat.set_index("name"))
+    df.attrs["nested"] = nested
+    return df
+
+
+def _tiers_class() -> type:
+    import pandas as pd
+
+    class Tiers(pd.DataFrame):  # type: ignore[misc]
+        """r.tiers: a DataFrame whose old nested columns still answer, with
+        a DeprecationWarning (0.2 flattened them)."""
+
+        @property
+        def _constructor(self) -> type:
+            frame: type = pd.DataFrame
+            return frame
+
+        def __getitem__(self, key: Any) -> Any:
+            if (
+                isinstance(key, str)
+                and key not in self.columns
+                and key in self.attrs.get("nested", ())
+            ):
+                import warnings
+
+                warnings.warn(
+                    f"r.tiers[{key!r}]: the nested column is deprecated and goes in 0.3; "
+                    f"its figures are the flat columns {key}.* ({key}.{self._first(key)}, ...)",
+                    DeprecationWarning,
+                    stacklevel=2,
+                )
+                parts = [c for c in self.columns if str(c).startswith(f"{key}.")]
+                rows = [
+                    {str(c)[len(key) + 1 :]: row[c] for c in parts} for _, row in self.iterrows()
+                ]
+                return pd.Series(rows, index=self.index, name=key)
+            return super().__getitem__(key)
+
+        def _first(self, key: str) -> str:
+            return next(
+                str(c)[len(key) + 1 :] for c in self.columns if str(c).startswith(f"{key}.")
+            )
+
+    return Tiers
+
+
+def _Tiers(df: pd.DataFrame) -> pd.DataFrame:
+    global _TIERS
+    if _TIERS is None:
+        _TIERS = _tiers_class()
+    out: pd.DataFrame = _TIERS(df)
+    return out
+
+
+_TIERS: type | None = None

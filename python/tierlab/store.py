@@ -287,7 +287,8 @@ def load(path: str | os.PathLike[str], experiment: str | None = None) -> pd.Data
     ``seed``, one column per axis named by its key path (holding the
     value, or its label), one per kept metric named by its summary path
     (``miss_ratio``, ``tiers.0.hits``), ``elapsed_s``, ``version`` and
-    ``finished_at``.
+    ``finished_at`` (a pandas datetime with the machine's UTC offset; a
+    string before 0.2: CHANGELOG.md).
 
     Parameters
     ----------
@@ -331,7 +332,10 @@ def load(path: str | os.PathLike[str], experiment: str | None = None) -> pd.Data
     seen = {k for rec in records for k in rec}
     metric_cols = [m for m in metric_cols if m in seen]
     cols = head + [a for a in axes] + [m for m in metric_cols if m not in axes] + tail
-    return pd.DataFrame.from_records(records, columns=cols)
+    df = pd.DataFrame.from_records(records, columns=cols)
+    # A time, not text (pandas' convention): sortable, and .dt works.
+    df["finished_at"] = pd.to_datetime(df["finished_at"], format="%Y-%m-%dT%H:%M:%S%z", utc=True)
+    return df
 
 
 def load_timelines(path: str | os.PathLike[str], experiment: str | None = None) -> pd.DataFrame:

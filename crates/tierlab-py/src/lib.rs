@@ -1,8 +1,6 @@
 //! `tierlab._core`: converts between Python and tierlab-core, releases the
 //! GIL around the engine and lets Ctrl-C through. Nothing else lives here.
 
-use pyo3::create_exception;
-use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use tierlab_core::config::Config;
 use tierlab_core::cost::AccessCost;
@@ -11,24 +9,28 @@ use tierlab_core::sim;
 use tierlab_core::tech::{Catalog, TechOverride, Technology};
 use tierlab_core::Error;
 
-create_exception!(
-    _core,
-    TierlabError,
-    PyException,
-    "Base class of tierlab's errors."
-);
-create_exception!(
-    _core,
-    ConfigError,
-    TierlabError,
-    "A config is invalid: the message names the key path."
-);
-create_exception!(
-    _core,
-    TraceError,
-    TierlabError,
-    "A trace cannot be read: the message names the file and the place."
-);
+/// An exception of `tierlab.errors` (the one exception hierarchy, defined
+/// in Python so that its classes can also be the built-in exceptions a
+/// Python user catches: `ConfigError` a `ValueError`, a missing trace a
+/// `FileNotFoundError`), made with `args` (the message, then the key path
+/// or the file).
+fn py_error(class: &str, args: (String, Option<String>)) -> PyErr {
+    Python::with_gil(|py| {
+        let made = py
+            .import("tierlab.errors")
+            .and_then(|m| m.getattr(class))
+            .and_then(|c| c.call1(args));
+        match made {
+            Ok(e) => PyErr::from_value(e),
+            Err(e) => e,
+        }
+    })
+}
+
+/// A ConfigError with no key path (the message names its argument).
+fn config_error(msg: String) -> PyErr {
+    py_error("ConfigError", (msg, None))
+}
 
 /// What a binding function fails with: a core error, raised as its Python
 /// exception by the one mapping below, or a Python error (a progress
@@ -67,8 +69,20 @@ impl From<PyErr> for Failure {
 impl From<Failure> for PyErr {
     fn from(f: Failure) -> PyErr {
         match f {
-            Failure::Core(Error::Config(e)) => ConfigError::new_err(e.to_string()),
-            Failure::Core(Error::Trace(e)) => TraceError::new_err(e.to_string()),
+            Failure::Core(Error::Config(e)) => {
+                let key = (!e.path.is_empty()).then(|| e.path.clone());
+                py_error("ConfigError", (e.to_string(), key))
+            }
+            Failure::Core(Error::Trace(e)) => {
+                use tierlab_core::trace::TraceError as T;
+                match &e {
+                    T::Io { path, source } if source.kind() == std::io::ErrorKind::NotFound => {
+                        let file = Some(path.display().to_string());
+                        py_error("TraceNotFoundError", (e.to_string(), file))
+                    }
+                    _ => py_error("TraceError", (e.to_string(), None)),
+                }
+            }
             Failure::Py(e) => e,
         }
     }
@@ -288,7 +302,7 @@ fn tech(name: &str, catalog_json: Option<&str>) -> Res<String> {
     // A message with no key path: the name is an argument, not a config key.
     let t = c
         .get(name)
-        .map_err(|e| Failure::Py(ConfigError::new_err(e.to_string())))?;
+        .map_err(|e| Failure::Py(config_error(e.to_string())))?;
     Ok(serde_json::to_string(t).expect("an entry serialises"))
 }
 
@@ -336,7 +350,7 @@ fn parse_size(text: &str) -> Res<(&'static str, f64)> {
         Ok(Size::Absolute(n)) => Ok(("bytes", n as f64)),
         Ok(Size::Percent(p)) => Ok(("percent", p)),
         // No key path: the caller knows where the text came from.
-        Err(msg) => Err(Failure::Py(ConfigError::new_err(msg))),
+        Err(msg) => Err(Failure::Py(config_error(msg))),
     }
 }
 
@@ -449,16 +463,24 @@ fn mrc_method(
 }
 
 /// `mrc`'s answer as Python gets it (below).
-type MrcTuple = (Vec<u64>, Vec<f64>, u64, String, Option<Vec<String>>);
+type MrcTuple = (
+    Vec<u64>,
+    Vec<f64>,
+    u64,
+    String,
+    Option<Vec<String>>,
+    Option<String>,
+);
 
 /// mrc(config_json, sizes=None, shards_rate=None, shards_size=None,
 ///     policy_json=None, hierarchy_json=None, progress=None)
-///     -> (list[int], list[float], int, str, list[str] | None)
+///     -> (list[int], list[float], int, str, list[str] | None, str | None)
 ///
 /// A miss-ratio curve of the config's workload as (sizes, miss ratios, the
 /// largest object in the stack: 0 for a simulated curve, the method's
 /// label, and with sizes given each point's size as given: sizes that
-/// resolve alike make one point, labelled by the first given). The core chooses the method (`tierlab_core::mrc::Ask`): exact
+/// resolve alike make one point, labelled by the first given; and the note
+/// saying which sizes a SHARDS sample was too small for, left out). The core chooses the method (`tierlab_core::mrc::Ask`): exact
 /// LRU by stack distances, SHARDS with a rate or a number of sampled keys,
 /// or, with a policy (JSON: a name or a table) or a hierarchy config
 /// (JSON), simulation at each of `sizes` (required then). Sizes are
@@ -480,16 +502,27 @@ fn mrc(
     let mut rep = Progress::new(progress, None, EVERY);
     let r = py.allow_threads(|| tierlab_core::mrc::curve(config_json, &ask, |n| rep.tick(n)));
     let (m, method) = rep.finish(r)?;
-    Ok((m.sizes, m.miss_ratios, m.largest, method.label(), m.labels))
+    let note = m.left_out.map(|l| l.note);
+    Ok((
+        m.sizes,
+        m.miss_ratios,
+        m.largest,
+        method.label(),
+        m.labels,
+        note,
+    ))
 }
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", tierlab_core::VERSION)?;
     m.add("STRACE_SYSCALLS", tierlab_core::trace::strace::SYSCALLS)?;
-    m.add("TierlabError", m.py().get_type::<TierlabError>())?;
-    m.add("ConfigError", m.py().get_type::<ConfigError>())?;
-    m.add("TraceError", m.py().get_type::<TraceError>())?;
+    // The exceptions live in tierlab.errors (pure Python, importing nothing
+    // of the engine); _core's names stay for code that caught them here.
+    let errors = m.py().import("tierlab.errors")?;
+    for name in ["TierlabError", "ConfigError", "TraceError"] {
+        m.add(name, errors.getattr(name)?)?;
+    }
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(techs, m)?)?;
     m.add_function(wrap_pyfunction!(tech, m)?)?;

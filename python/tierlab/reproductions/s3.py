@@ -56,17 +56,17 @@ PAPER = {
 
 def _experiment(scale: float) -> dict[str, Any]:
     """s3.toml with the workload scale and both memories times ``scale``."""
-    from tierlab.reproduce import _scale_size, scaled_experiment
+    from tierlab.reproduce import scale_size, scaled_experiment
 
     exp = scaled_experiment("s3", 1.0)
     w = exp["base"]["workload"]
     w["scale"] = float(w.get("scale", 1.0)) * scale
     s = float(w["scale"])
     for t in exp["base"]["tier"]:
-        t["capacity"] = _scale_size(t["capacity"], s)
+        t["capacity"] = scale_size(t["capacity"], s)
     mg = exp["base"]["vm"]["memorage"]
     for k in ("psd", "chunk"):
-        mg[k] = _scale_size(mg[k], s)
+        mg[k] = scale_size(mg[k], s)
     if scale != 1:
         exp["experiment"]["description"] += f" (reproduce --scale {scale:g})"
     return exp
@@ -197,9 +197,10 @@ def lending(bm_bytes_s: float) -> dict[str, float]:
 
 
 def _plot(rel: pd.DataFrame) -> Plot:
-    from tierlab.report import Plot, _figure
+    from tierlab.plotting import figure
+    from tierlab.report import Plot
 
-    fig, (ax, ax2) = _figure(width=10.0, ncols=2)
+    fig, (ax, ax2) = figure(width=10.0, ncols=2)
     names = list(rel.index)
     ax.bar(names, rel["relative_performance"])
     ax.axhline(1.0, color="grey", linewidth=0.8)
@@ -229,9 +230,10 @@ def _plot(rel: pd.DataFrame) -> Plot:
 def _plot_timeline(tl: pd.DataFrame) -> Plot:
     """Free pages, borrowed capacity and swap traffic over the run, Baseline
     beside Memorage (smt_speed 0.56)."""
-    from tierlab.report import Plot, _figure
+    from tierlab.plotting import figure
+    from tierlab.report import Plot
 
-    fig, axes = _figure(width=12.0, ncols=3)
+    fig, axes = figure(width=12.0, ncols=3)
     panels = (
         ("free_pages", "free pages"),
         ("borrowed_bytes", "borrowed capacity (bytes)"),
@@ -256,9 +258,10 @@ def _plot_timeline(tl: pd.DataFrame) -> Plot:
 
 
 def _plot_faults(faults: pd.DataFrame) -> Plot:
-    from tierlab.report import Plot, _figure
+    from tierlab.plotting import figure
+    from tierlab.report import Plot
 
-    fig, (ax, ax2) = _figure(width=10.0, ncols=2)
+    fig, (ax, ax2) = figure(width=10.0, ncols=2)
     names = list(faults.index)
     x = range(len(names))
     w = 0.4

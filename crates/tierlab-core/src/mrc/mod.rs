@@ -38,7 +38,8 @@
 //!
 //! Files: `stack.rs` the LRU stack, `hist.rs` the distance histograms,
 //! `shards.rs` SHARDS, `simulate.rs` simulated sizes and size lists,
-//! `method.rs` the choice of method. Every pass reads its source through
+//! `method.rs` the choice of method, `trust.rs` the sizes a SHARDS
+//! sample supports. Every pass reads its source through
 //! [`crate::source::setup`].
 
 mod hist;
@@ -46,6 +47,7 @@ mod method;
 mod shards;
 mod simulate;
 mod stack;
+mod trust;
 
 pub use crate::source::setup::Progress;
 pub use method::{curve, Ask, Method};
@@ -53,6 +55,7 @@ pub use shards::{shards, Sampling};
 use simulate::simulate_resolved;
 pub use simulate::{parse_sizes, resolve_sizes, simulate_sizes};
 pub use stack::Stack;
+pub use trust::{LeftOut, SHARDS_MIN_SAMPLED};
 
 use crate::config::Source;
 use crate::index::SlotIndex;
@@ -85,6 +88,9 @@ pub struct Mrc {
     /// wrote it ("10%", "1MiB", "500"), in the order of the points. Sizes
     /// that resolve alike make one point, labelled as first given.
     pub labels: Option<Vec<String>>,
+    /// A SHARDS curve through [`curve`]: the sizes its sample is too small
+    /// for, left out (`trust.rs`), and the note that says so.
+    pub left_out: Option<LeftOut>,
 }
 
 impl Mrc {
@@ -97,6 +103,7 @@ impl Mrc {
             sampled,
             largest,
             labels: None,
+            left_out: None,
         }
     }
 
