@@ -43,6 +43,32 @@ power-down power per Gbit. A Gbit is 2^30 bits; a price holds for its year
 (`price_year`), and prices of different years are not comparable without
 adjusting. For a whole drive or module (the SSDs, `SCM-OPTANE`, `DCPMM`),
 endurance counts full writes over its warranty rather than cell cycles.
+
+## Latency basis
+
+Every latency states its basis (`latency_basis`, with `latency_source`):
+
+- **device**: the medium's own access time, without the path from the
+  CPU: a cell or array figure (S3's technology table gives DRAM 10 ns,
+  PCM 20/100 ns), a part's datasheet time (NAND's page read and program,
+  NOR, FRAM), a disk's access time.
+- **loaded**: the time a load from the CPU sees, through the cache miss
+  path, the memory controller and any link (CPU-attached DRAM under 100 ns,
+  Intel Architecture Day 2018; Optane DC persistent memory 305 ns measured
+  by Izraelevitz et al. 2019), or a drive's latency as its host measures it
+  (the SSD datasheets).
+
+The two differ by the path from the CPU, about 100 ns for memory: a DRAM
+cell figure of 10 ns beside a CXL figure of 200 ns would model a 20x gap
+where the CXL source measures 2x. An entry defined relative to another
+(`latency_relative_to` and `latency_factor`) has that entry's latencies
+times the factor and its basis, computed when the catalog loads and again
+when a config changes the other entry: CXL-DRAM is 2x DRAM-DDR4 (loaded).
+A run whose tiers or backing store put a device figure beside a loaded one,
+both under 1 µs (where the CPU's path is 10% or more of a figure; a drive
+or a disk swamps it), prints a warning (`warnings` in the JSON); use
+entries of one basis, or give `read_ns`, `write_ns` and `latency_basis` in
+`[techs.NAME]`.
 """
 
 
@@ -96,6 +122,7 @@ def render(techs: list[dict[str, Any]]) -> str:
         ("kind", "kind"),
         ("read (ns)", "read_ns"),
         ("write (ns)", "write_ns"),
+        ("basis", "latency_basis"),
         ("bandwidth (MB/s)", "bandwidth_mb_s"),
         ("burst (B)", "burst_bytes"),
         ("burst (ns)", "burst_ns"),
@@ -124,13 +151,35 @@ def render(techs: list[dict[str, Any]]) -> str:
         ("good blocks", "good_block_fraction"),
         ("price (US$/Gbit)", "price_usd_per_gbit"),
         ("price year", "price_year"),
+        ("more prices (year: US$/Gbit)", "more_prices"),
     ]
+    basis = [
+        ("name", "name"),
+        ("basis", "latency_basis"),
+        ("relative to", "latency_relative_to"),
+        ("factor", "latency_factor"),
+        ("latency source", "latency_source"),
+    ]
+    for t in techs:
+        t["more_prices"] = ", ".join(
+            f"{p['year']}: {p['usd_per_gbit']:g}" for p in t.get("prices", [])
+        )
     lines = [HEADER, "## Timing figures and sources", ""]
     lines += table(main, techs)
+    lines += ["", "## Latency bases", ""]
+    lines += table(basis, techs)
     lines += ["", "## Energy, power and endurance", ""]
     lines += table(other, techs)
     lines += ["", "## Area and price", ""]
     lines += table(money, techs)
+    priced = [p | {"name": t["name"]} for t in techs for p in t.get("prices", [])]
+    if priced:
+        lines += ["", "## Price series", ""]
+        cols = [("name", "name"), ("year", "year_text"), ("US$/Gbit", "usd_per_gbit"),
+                ("source", "source")]  # fmt: skip
+        for p in priced:
+            p["year_text"] = str(p["year"])
+        lines += table(cols, priced)
     return "\n".join(lines) + "\n"
 
 

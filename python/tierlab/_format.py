@@ -149,6 +149,14 @@ def _years(y: float | None) -> str:
     return f"> {LONG_LIFE_YEARS:,.0f} y" if y > LONG_LIFE_YEARS else f"{y:,.4g} y"
 
 
+def _cost(r: dict[str, Any]) -> str:
+    """A tier's cost with the year its price is from (prices of
+    different years are not comparable)."""
+    usd = _usd(r.get("cost_usd"))
+    year = r.get("price_year")
+    return usd if year is None else f"{usd} ({year})"
+
+
 def _spread(r: dict[str, Any]) -> str:
     w = r.get("wear_spread")
     return "-" if w is None else f"{w['std']:.3g} ({w['max_over_mean']:.3g}x)"
@@ -186,8 +194,10 @@ def print_device(c: Console, s: dict[str, Any]) -> None:
     row("erases", lambda r: "-" if r.get("erases") is None else f"{r['erases']:,}")
     row("wear spread (max/mean)", _spread)
     row("lifetime", lambda r: _years(r.get("lifetime_years")))
+    if any(r.get("ftl") for r in tiers):
+        _ftl_rows(row)
     row("area", _area)
-    row("cost", lambda r: _usd(r.get("cost_usd")))
+    row("cost", _cost)
     row("cost per usable Gbit", lambda r: _usd(r.get("cost_per_usable_gbit")))
     # A paging run does not track device time yet: "-", not "0 ns" beside
     # its major faults.
@@ -202,6 +212,13 @@ def print_device(c: Console, s: dict[str, Any]) -> None:
     row("energy", lambda r: whole(r, joules, "energy_j"), True)
     row("power", lambda r: whole(r, watts, "power_w"), True)
     c.print(t)
+    money = s.get("cost")
+    if money:
+        c.print(
+            f"cost in {money['year']} prices: tiers {_usd(money['total_usd'])}, "
+            f"{money['throughput_rps_per_usd']:,.4g} req/s per US$, "
+            f"{_usd(money['usd_per_million_rps'])} per million req/s"
+        )
     if vm:
         # The paging run tracks no device busy time yet (docs/device.md).
         c.print("energy unknown, power unknown: paging runs (\\[vm]) compute no energy yet")
@@ -213,6 +230,23 @@ def print_device(c: Console, s: dict[str, Any]) -> None:
         )
     else:
         c.print(f"energy {joules(s.get('energy_j'))}, power {watts(s.get('power_w'))}")
+
+
+def _ftl_rows(row: Callable[..., None]) -> None:
+    """A flash tier's FTL figures (docs/device.md#flash-translation-layer):
+    blank for tiers without one."""
+
+    def of(fmt: Callable[[dict[str, Any]], str]) -> Callable[[dict[str, Any]], str]:
+        return lambda r: fmt(r["ftl"]) if r.get("ftl") else ""
+
+    row("FTL write amplification", of(lambda f: f"{f['write_amplification']:.3f}"))
+    row("FTL GC pages copied", of(lambda f: f"{f['gc_pages_written']:,}"))
+    row(
+        "FTL erases/block mean/max",
+        of(lambda f: f"{f['erases_per_block_mean']:.3g}/{f['erases_per_block_max']:,}"),
+    )
+    row("lifetime, first block worn", of(lambda f: _years(f.get("first_worn_years"))))
+    row("lifetime, levelled, with WA", of(lambda f: _years(f.get("perfect_levelling_years"))))
 
 
 #: Per-client rows printed; the rest are summed up in one line (`--json`
@@ -416,7 +450,7 @@ def print_techs(techs: list[dict[str, Any]]) -> None:
     t = Table(title="technology catalog (tierlab techs --json: every field)", title_justify="left")
     t.add_column("name", no_wrap=True)
     # A burst medium's transfer (bytes per burst / its time) is in the MB/s column.
-    for col in ("read", "write", "erase", "MB/s", "unit", "cycles", "$/Gbit"):
+    for col in ("read", "write", "basis", "erase", "MB/s", "unit", "cycles", "$/Gbit"):
         t.add_column(col, justify="right", no_wrap=True)
 
     def opt(v: Any, fmt: str = "{}") -> str:
@@ -425,7 +459,7 @@ def print_techs(techs: list[dict[str, Any]]) -> None:
     for x in techs:
         t.add_row(
             x["name"], human_ns(x["read_ns"]), human_ns(x["write_ns"]),
-            human_ns(x["erase_ns"]) if x.get("erase_ns") else "",
+            basis_cell(x), human_ns(x["erase_ns"]) if x.get("erase_ns") else "",
             opt(x.get("bandwidth_mb_s"), "{:g}")
             or f"{x['burst_bytes']}B/{x['burst_ns']:g}ns", f"{x['access_unit']}",
             opt(x.get("endurance"), "{:.0e}"), opt(x.get("price_usd_per_gbit"), "{:g}"),
@@ -468,9 +502,25 @@ def print_techs(techs: list[dict[str, Any]]) -> None:
             opt(x.get("good_block_fraction"), "{:.2f}"), opt(x.get("price_year")),
         )  # fmt: skip
     c.print(d)
+    c.print(
+        "latency basis: device = the medium's own access time, loaded = as a load "
+        "from the CPU (or a drive's host) sees it (docs/techs.md#latency-basis):"
+    )
+    for x in techs:
+        if x.get("latency_source"):
+            c.print(f"  {x['name']}: {x['latency_source']}")
     c.print("sources:")
     for x in techs:
         c.print(f"  {x['name']}: {x['source']}")
+
+
+def basis_cell(x: dict[str, Any]) -> str:
+    """A latency's basis for the catalog table: `device`, `loaded`, or
+    `2x DRAM-DDR4` for an entry computed from another."""
+    rel = x.get("latency_relative_to")
+    if rel:
+        return f"{x.get('latency_factor', 1):g}x {rel}"
+    return str(x.get("latency_basis") or "-")
 
 
 def print_stats(name: str, s: dict[str, Any]) -> None:

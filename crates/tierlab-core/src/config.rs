@@ -62,6 +62,8 @@ pub struct Config {
     pub server: Option<crate::time::config::ServerConfig>,
     /// Software-stack costs (time/stack.rs).
     pub stack: Option<crate::time::stack::StackConfig>,
+    /// One cost basis: every tier priced in one year (device/price.rs).
+    pub cost: Option<crate::device::price::CostConfig>,
 }
 
 /// `[hierarchy] fill`: the cache layer's rule, or S4's lazy flash cache,
@@ -146,6 +148,9 @@ pub struct TierConfig {
     /// power-down (device/energy.rs).
     #[serde(default)]
     pub power_down: crate::device::PowerDown,
+    /// A flash translation layer under a tier on raw flash
+    /// (device/ftl_spec.rs; docs/device.md#flash-translation-layer).
+    pub ftl: Option<crate::device::ftl_spec::FtlConfig>,
 }
 
 impl TierConfig {

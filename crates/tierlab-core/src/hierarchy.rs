@@ -225,6 +225,9 @@ impl Hierarchy {
         self.backing = BackingCounters::default();
         for t in &mut self.tiers {
             t.c = Default::default();
+            if let Some(f) = t.ftl.as_deref_mut() {
+                f.reset_counters();
+            }
         }
     }
 
@@ -558,7 +561,7 @@ impl Hierarchy {
                     .note(0, OpKind::Write, req.size, t.cost.write(req.size));
                 t.c.writes += 1;
                 t.c.bytes_in += req.size as u64;
-                t.c.pages_programmed += t.pages.of(req.size);
+                t.programmed(req.key, req.size);
                 self.touch(0, slot, req);
                 if wb {
                     self.stores[0].set_dirty(slot, true);
@@ -697,7 +700,7 @@ impl Hierarchy {
                 lat += self.ops.note(j, OpKind::Write, size, w);
                 t.c.writes += 1;
                 t.c.bytes_in += size as u64;
-                t.c.pages_programmed += t.pages.of(size);
+                t.programmed(key, size);
                 if wb {
                     st.set_dirty(s, true);
                     return lat;

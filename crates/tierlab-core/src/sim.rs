@@ -203,6 +203,15 @@ pub fn build_hierarchy(
         let tech = cat
             .get(&t.tech)
             .map_err(|e| ConfigError::at(format!("tier[{i}].tech"), e.to_string()))?;
+        // One cost basis: the medium's price in `[cost] year`.
+        let priced = match &cfg.cost {
+            Some(c) => Some(
+                crate::device::price::in_year(tech, c.year)
+                    .map_err(|e| ConfigError::at("cost.year", format!("tier[{i}]: {e}")))?,
+            ),
+            None => None,
+        };
+        let tech = priced.as_ref().unwrap_or(tech);
         let write_back =
             t.write.unwrap_or(cfg.hierarchy.write) == crate::config::WritePolicy::WriteBack;
         let ctx = BuildCtx {
@@ -217,6 +226,7 @@ pub fn build_hierarchy(
         let admission = t
             .admission
             .build(&crate::admission::BuildCtx { seed, tier: i });
+        let flashcache = matches!(policy, crate::policy::AnyPolicy::FlashCache(_));
         tiers.push(Tier::new(
             cfg.tier_name(i),
             i,
@@ -227,12 +237,27 @@ pub fn build_hierarchy(
             write_back,
             AccessCost::new(tech, t.slowdown, t.overhead.0),
         ));
+        if let Some(f) = &t.ftl {
+            let last = tiers.last_mut().expect("just pushed");
+            last.ftl = Some(Box::new(
+                crate::device::ftl_space::build(f, tech, capacity, unit_size, flashcache)
+                    .map_err(|(k, e)| ConfigError::at(format!("tier[{i}].{k}"), e))?,
+            ));
+        }
         meta.push(TierMeta {
             tech: t.tech.clone(),
             policy: t.policy.name().into(),
             admission: t.admission.name().into(),
             medium: tech.clone(),
-            area_cost: crate::device::area_cost(tech, capacity, unit_size),
+            // An FTL's tier is its physical flash: over-provisioning costs.
+            area_cost: crate::device::area_cost(
+                tech,
+                tiers[i]
+                    .ftl
+                    .as_ref()
+                    .map_or(capacity, |f| f.ftl.physical_bytes(f.page_bytes())),
+                unit_size,
+            ),
             power_down: t.power_down,
         });
         let every = t
@@ -246,10 +271,12 @@ pub fn build_hierarchy(
         .map_err(|e| ConfigError::at("backing.tech", e.to_string()))?;
     let backing_cost = AccessCost::new(backing, 1.0, cfg.backing.overhead.0);
     let fill: Fill = cfg.hierarchy.fill.cache();
-    Ok((
-        Hierarchy::new(tiers, fill, backing_cost, flush, cfg.run.compute.0),
-        meta,
-    ))
+    let ftl = tiers.iter().any(|t| t.ftl.is_some());
+    let h = Hierarchy::new(tiers, fill, backing_cost, flush, cfg.run.compute.0);
+    // The shared-list paths move objects between tiers without the
+    // tiers' insertions; an FTL must see every program and departure.
+    let h = if ftl { h.without_segments() } else { h };
+    Ok((h, meta))
 }
 
 /// The backing store's medium and the keys its energy needs.
@@ -527,6 +554,8 @@ pub struct Simulation {
     /// Malformed records passed over in the passes before this one.
     skipped_before: u64,
     timed: Option<Timed>,
+    /// `[cost] year`: the run's money figures in that year's prices.
+    cost_year: Option<u32>,
 }
 
 /// The event engine of a run with a time model (time/).
@@ -689,6 +718,7 @@ impl Simulation {
             pass: 1,
             skipped_before: 0,
             timed,
+            cost_year: cfg.cost.as_ref().map(|c| c.year),
         })
     }
 
@@ -908,6 +938,18 @@ impl Simulation {
                 .collect();
             let elapsed = r.total_time_ns;
             r.set_energy(&self.meta, &self.backing, &busy, elapsed);
+        }
+        if let Some(year) = self.cost_year {
+            let costs: Vec<f64> = r
+                .tiers
+                .iter()
+                .filter_map(|t| t.area_cost.cost_usd)
+                .collect();
+            r.cost = Some(crate::device::price::RunCost::of(
+                year,
+                &costs,
+                r.throughput_rps,
+            ));
         }
         r
     }

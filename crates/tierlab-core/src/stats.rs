@@ -34,6 +34,10 @@ pub struct TierResult {
     /// `device_busy_ns`, `active_share`, `power_down` (docs/device.md).
     #[serde(flatten)]
     pub energy: DeviceEnergy,
+    /// The flash translation layer's figures (absent without `ftl`):
+    /// docs/device.md#flash-translation-layer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ftl: Option<crate::device::ftl::FtlResult>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -132,6 +136,10 @@ pub struct RunResult {
     /// the counted time; `energy_unknown`: the parts left out.
     #[serde(flatten)]
     pub run_energy: RunEnergy,
+    /// `[cost] year`'s figures: total, throughput per US$ (absent
+    /// without `[cost]`): docs/device.md#cost-basis.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::device::price::RunCost>,
 }
 
 pub(crate) fn ratio(a: u64, b: u64) -> f64 {
@@ -220,14 +228,36 @@ impl RunResult {
                     wear,
                     area_cost: m.area_cost,
                     energy: DeviceEnergy::default(),
+                    ftl: tier.ftl.as_ref().map(|f| crate::device::ftl::FtlResult {
+                        overflow_pages: f.overflow_pages,
+                        ..f.ftl
+                            .result(f.page_bytes(), m.medium.endurance, total / 1e9)
+                    }),
                 }
             })
             .collect();
-        let warnings = tiers
+        let mut warnings: Vec<String> = tiers
             .iter()
             .enumerate()
             .filter_map(|(i, t)| refusal_warning(i, t, unit_size))
             .collect();
+        let placed: Vec<crate::device::basis::Placed> = meta
+            .iter()
+            .zip(&tiers)
+            .map(|(m, t)| crate::device::basis::Placed {
+                what: format!("tier {:?}", t.name),
+                tech: &m.medium.name,
+                read_ns: m.medium.read_ns,
+                basis: m.medium.latency_basis,
+            })
+            .chain([crate::device::basis::Placed {
+                what: "backing".into(),
+                tech: &backing.medium.name,
+                read_ns: backing.medium.read_ns,
+                basis: backing.medium.latency_basis,
+            }])
+            .collect();
+        warnings.extend(crate::device::basis::mixed_warning(&placed));
         let mut r = RunResult {
             version: crate::VERSION.into(),
             workload,
@@ -269,6 +299,7 @@ impl RunResult {
             processes: Vec::new(),
             memorage: None,
             run_energy: RunEnergy::default(),
+            cost: None,
         };
         // A serial run's devices are busy for their charges less the
         // software overhead inside each, from the counters (a flashcache
@@ -334,6 +365,27 @@ impl RunResult {
             .map(|t| (t.name.as_str(), &t.energy))
             .chain([("backing", &self.backing.energy)]);
         self.run_energy = RunEnergy::of(devices, elapsed_ns);
+        self.warn_overloaded(busy, elapsed_ns);
+    }
+
+    /// Warns of each device busier than its channels over `elapsed_ns`
+    /// (device/overload.rs), replacing the warnings of an earlier call.
+    fn warn_overloaded(&mut self, busy: &[Busy], elapsed_ns: f64) {
+        use crate::device::overload;
+        self.warnings.retain(|w| !w.starts_with(overload::PREFIX));
+        let timed = self.time.is_some();
+        let names = self
+            .tiers
+            .iter()
+            .map(|t| (format!("tier {:?}", t.name), t.tech.clone()))
+            .chain([("backing".to_string(), self.backing.tech.clone())]);
+        let found: Vec<String> = names
+            .zip(busy)
+            .filter_map(|((what, tech), b)| {
+                overload::warning(&what, &tech, b.ns, b.channels, elapsed_ns, timed)
+            })
+            .collect();
+        self.warnings.extend(found);
     }
 }
 
@@ -346,6 +398,9 @@ impl RunResult {
         for tier in &mut self.tiers {
             tier.wear
                 .retime(self.total_time_ns / 1e9, t.elapsed_ns / 1e9);
+            if let Some(f) = &mut tier.ftl {
+                f.retime(self.total_time_ns / 1e9, t.elapsed_ns / 1e9);
+            }
         }
         self.total_time_ns = t.elapsed_ns;
         self.throughput_rps = t.throughput_rps;

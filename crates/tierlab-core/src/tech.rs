@@ -18,6 +18,14 @@ pub enum TechError {
     TwoTransfers { name: String },
     #[error("technology {name:?} gives `price_usd_per_gbit` without `price_year`: give the year the price is from (memory prices fall by orders of magnitude over the years)")]
     PriceWithoutYear { name: String },
+    #[error("technology {name:?} is defined relative to {to:?}, which {why}")]
+    Relative {
+        name: String,
+        to: String,
+        why: &'static str,
+    },
+    #[error("technology {name:?} gives `latency_relative_to` and its own `{field}`: give one or the other (a relative entry's latencies are computed from the other entry's)")]
+    RelativeAndOwn { name: String, field: &'static str },
     #[error("cell_area_f2 = [{lo}, {hi}] is out of range: give [least, most], both positive, least first")]
     CellArea { lo: f64, hi: f64 },
     #[error("{field} = {value} is out of range: {allowed}")]
@@ -38,8 +46,27 @@ pub const TRANSFER_FORMS: &str = "give `bandwidth_mb_s` (MB/s), or `burst_bytes`
 pub struct Technology {
     pub name: String,
     pub kind: String,
+    /// Absent in the catalog file for an entry defined relative to
+    /// another (`latency_relative_to`): computed when the catalog loads.
+    #[serde(default)]
     pub read_ns: f64,
+    #[serde(default)]
     pub write_ns: f64,
+    /// Whether `read_ns` and `write_ns` are the medium's own figures or
+    /// as a load from the CPU sees them (device/basis.rs); every catalog
+    /// entry states it, a config's new entry may.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_basis: Option<crate::device::LatencyBasis>,
+    /// Where the latencies come from, in a few words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_source: Option<String>,
+    /// The entry whose latencies this one's are `latency_factor` times
+    /// (CXL-DRAM: twice CPU-attached DRAM's), with its basis; recomputed
+    /// when that entry changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_relative_to: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_factor: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub erase_ns: Option<f64>,
     /// The bytes one erase clears (a flash erase block): wear counting
@@ -82,6 +109,10 @@ pub struct Technology {
     pub price_usd_per_gbit: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub price_year: Option<u32>,
+    /// More prices of the medium, each with its year and source
+    /// (device/price.rs): `[cost] year` picks one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prices: Vec<crate::device::price::PricePoint>,
     /// Write cycles per cell, or full-capacity writes for a whole drive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endurance: Option<f64>,
@@ -115,6 +146,10 @@ pub struct TechOverride {
     pub kind: Option<String>,
     pub read_ns: Option<crate::units::Nanos>,
     pub write_ns: Option<crate::units::Nanos>,
+    pub latency_basis: Option<crate::device::LatencyBasis>,
+    pub latency_source: Option<String>,
+    pub latency_relative_to: Option<String>,
+    pub latency_factor: Option<f64>,
     pub erase_ns: Option<crate::units::Nanos>,
     pub erase_block_bytes: Option<u64>,
     pub bandwidth_mb_s: Option<f64>,
@@ -130,6 +165,7 @@ pub struct TechOverride {
     pub density_gbit_cm2: Option<f64>,
     pub price_usd_per_gbit: Option<f64>,
     pub price_year: Option<u32>,
+    pub prices: Option<Vec<crate::device::price::PricePoint>>,
     pub endurance: Option<f64>,
     pub cell_area_f2: Option<[f64; 2]>,
     pub feature_nm: Option<f64>,
@@ -151,7 +187,11 @@ pub fn builtin() -> &'static [Technology] {
     CATALOG.get_or_init(|| {
         let file: CatalogFile = toml::from_str(include_str!("../data/techs.toml"))
             .expect("the built-in catalog parses (tested)");
-        file.tech
+        let mut techs: BTreeMap<String, Technology> =
+            file.tech.into_iter().map(|t| (t.name.clone(), t)).collect();
+        resolve_relative(&mut techs)
+            .expect("the built-in catalog's relative latencies resolve (tested)");
+        techs.into_values().collect()
     })
 }
 
@@ -228,8 +268,9 @@ impl Catalog {
                         ))
                     }
                 };
-                need(o.read_ns.is_some(), "read_ns")?;
-                need(o.write_ns.is_some(), "write_ns")?;
+                let relative = o.latency_relative_to.is_some();
+                need(o.read_ns.is_some() || relative, "read_ns")?;
+                need(o.write_ns.is_some() || relative, "write_ns")?;
                 need(o.source.is_some(), "source")?;
                 if o.bandwidth_mb_s.is_none() && o.burst_bytes.is_none() && o.burst_ns.is_none() {
                     return Err((
@@ -242,6 +283,10 @@ impl Catalog {
                     kind: "custom".into(),
                     read_ns: 0.0,
                     write_ns: 0.0,
+                    latency_basis: None,
+                    latency_source: None,
+                    latency_relative_to: None,
+                    latency_factor: None,
                     erase_ns: None,
                     erase_block_bytes: None,
                     bandwidth_mb_s: None,
@@ -257,6 +302,7 @@ impl Catalog {
                     density_gbit_cm2: None,
                     price_usd_per_gbit: None,
                     price_year: None,
+                    prices: Vec::new(),
                     endurance: None,
                     cell_area_f2: None,
                     feature_nm: None,
@@ -286,7 +332,14 @@ impl Catalog {
         if let Some(v) = o.burst_ns {
             t.burst_ns = Some(v.0);
         }
-        set!(kind, access_unit, volatile, byte_addressable, source);
+        set!(
+            kind,
+            access_unit,
+            volatile,
+            byte_addressable,
+            source,
+            prices
+        );
         // A new price with the base's year would date it wrongly: the
         // override names its own year.
         if o.price_usd_per_gbit.is_some() && o.price_year.is_none() {
@@ -315,19 +368,126 @@ impl Catalog {
             feature_nm,
             good_block_fraction
         );
+        if o.latency_relative_to.is_some() {
+            for (field, given) in [
+                ("read_ns", o.read_ns.is_some()),
+                ("write_ns", o.write_ns.is_some()),
+            ] {
+                if given {
+                    return Err((
+                        "latency_relative_to",
+                        TechError::RelativeAndOwn {
+                            name: name.into(),
+                            field,
+                        },
+                    ));
+                }
+            }
+            t.latency_relative_to = o.latency_relative_to.clone();
+            t.latency_factor = o.latency_factor.or(t.latency_factor).or(Some(1.0));
+        } else if o.read_ns.is_some() || o.write_ns.is_some() {
+            // Its own figures replace the relation, and the relation's
+            // basis unless the override states one.
+            t.latency_relative_to = None;
+            t.latency_factor = None;
+        } else if let Some(f) = o.latency_factor {
+            t.latency_factor = Some(f);
+        }
         if let Some(v) = o.read_ns {
             t.read_ns = v.0;
         }
         if let Some(v) = o.write_ns {
             t.write_ns = v.0;
         }
+        set_opt!(latency_basis, latency_source);
         if let Some(v) = o.erase_ns {
             t.erase_ns = Some(v.0);
         }
-        validate(&t)?;
-        self.techs.insert(name.to_string(), t);
+        let mut techs = self.techs.clone();
+        techs.insert(name.to_string(), t);
+        resolve_relative(&mut techs)?;
+        for t in techs.values() {
+            validate(t)?;
+        }
+        self.techs = techs;
         Ok(())
     }
+}
+
+/// Computes every entry defined relative to another from it (its
+/// latencies times `latency_factor`, its basis), in dependency order, so a
+/// change to CPU-attached DRAM carries into CXL-DRAM.
+pub fn resolve_relative(
+    techs: &mut BTreeMap<String, Technology>,
+) -> Result<(), (&'static str, TechError)> {
+    let relative: Vec<String> = techs
+        .values()
+        .filter(|t| t.latency_relative_to.is_some())
+        .map(|t| t.name.clone())
+        .collect();
+    let mut done: Vec<String> = Vec::new();
+    // Each round resolves the entries whose base is absolute or resolved;
+    // a round that resolves nothing is a cycle.
+    while done.len() < relative.len() {
+        let before = done.len();
+        for name in &relative {
+            if done.contains(name) {
+                continue;
+            }
+            let t = &techs[name];
+            let to = t.latency_relative_to.clone().unwrap_or_default();
+            let err = |why| {
+                Err((
+                    "latency_relative_to",
+                    TechError::Relative {
+                        name: name.clone(),
+                        to: to.clone(),
+                        why,
+                    },
+                ))
+            };
+            let Some(key) = techs.keys().find(|k| k.eq_ignore_ascii_case(&to)).cloned() else {
+                return err("is not in the catalog");
+            };
+            if relative.contains(&key) && !done.contains(&key) {
+                continue;
+            }
+            let base = techs[&key].clone();
+            let f = t.latency_factor.unwrap_or(1.0);
+            if !(f > 0.0 && f.is_finite()) {
+                return Err((
+                    "latency_factor",
+                    TechError::Range {
+                        field: "latency_factor",
+                        value: f,
+                        allowed: "must be a positive number",
+                    },
+                ));
+            }
+            let t = techs.get_mut(name).expect("listed above");
+            t.read_ns = base.read_ns * f;
+            t.write_ns = base.write_ns * f;
+            t.latency_basis = base.latency_basis;
+            done.push(name.clone());
+        }
+        if done.len() == before {
+            let name = relative
+                .iter()
+                .find(|n| !done.contains(n))
+                .cloned()
+                .unwrap_or_default();
+            let to = techs[&name].latency_relative_to.clone().unwrap_or_default();
+            return Err((
+                "latency_relative_to",
+                TechError::Relative {
+                    name,
+                    to,
+                    why: "is defined relative to it in turn (a cycle)",
+                },
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Rejects figures no medium can have.
@@ -475,6 +635,28 @@ pub fn validate(t: &Technology) -> Result<(), (&'static str, TechError)> {
             ));
         }
     }
+    for p in &t.prices {
+        if !(p.usd_per_gbit >= 0.0 && p.usd_per_gbit.is_finite()) {
+            return Err((
+                "prices",
+                TechError::Range {
+                    field: "prices.usd_per_gbit",
+                    value: p.usd_per_gbit,
+                    allowed: "must be zero or a positive number",
+                },
+            ));
+        }
+        if !(1950..=2100).contains(&p.year) {
+            return Err((
+                "prices",
+                TechError::Range {
+                    field: "prices.year",
+                    value: p.year as f64,
+                    allowed: "must be a calendar year, 1950 to 2100",
+                },
+            ));
+        }
+    }
     if t.access_unit == 0 {
         return Err((
             "access_unit",
@@ -519,6 +701,7 @@ mod tests {
             "SSD-NVME-TLC",
             "SSD-ZNAND",
             "NAND-QLC",
+            "DRAM-DDR4",
         ] {
             Catalog::builtin().get(name).unwrap();
         }
@@ -632,6 +815,78 @@ mod tests {
         };
         assert_eq!(c.apply("HDD", &bad).unwrap_err().0, "read_ns");
         assert!(c.apply("NEW", &TechOverride::default()).is_err());
+    }
+
+    #[test]
+    fn every_latency_states_its_basis_and_relatives_are_computed() {
+        use crate::device::LatencyBasis;
+        for t in builtin() {
+            assert!(
+                t.latency_basis.is_some(),
+                "{} states no latency basis",
+                t.name
+            );
+            assert!(
+                t.latency_source.as_deref().unwrap_or("").len() > 10,
+                "{}",
+                t.name
+            );
+        }
+        let c = Catalog::builtin();
+        let (dram, cxl) = (c.get("DRAM-DDR4").unwrap(), c.get("CXL-DRAM").unwrap());
+        assert_eq!(cxl.read_ns, 2.0 * dram.read_ns);
+        assert_eq!(cxl.write_ns, 2.0 * dram.write_ns);
+        assert_eq!(cxl.latency_basis, Some(LatencyBasis::Loaded));
+        // A change to the base carries into the entry defined from it.
+        let mut c = Catalog::builtin();
+        let o = TechOverride {
+            read_ns: Some(crate::units::Nanos(120.0)),
+            ..Default::default()
+        };
+        c.apply("DRAM-DDR4", &o).unwrap();
+        assert_eq!(c.get("CXL-DRAM").unwrap().read_ns, 240.0);
+        // Its own figures end the relation.
+        c.apply("CXL-DRAM", &o).unwrap();
+        assert_eq!(c.get("CXL-DRAM").unwrap().read_ns, 120.0);
+        assert_eq!(c.get("CXL-DRAM").unwrap().latency_relative_to, None);
+        // A new entry relative to a catalog one, without its own latencies.
+        let rel = TechOverride {
+            latency_relative_to: Some("dram-ddr4".into()),
+            latency_factor: Some(3.0),
+            bandwidth_mb_s: Some(100.0),
+            source: Some("mine".into()),
+            ..Default::default()
+        };
+        c.apply("SLOW", &rel).unwrap();
+        assert_eq!(c.get("SLOW").unwrap().read_ns, 360.0);
+        let both = TechOverride {
+            read_ns: Some(crate::units::Nanos(5.0)),
+            ..rel.clone()
+        };
+        let (f, e) = c.apply("SLOW", &both).unwrap_err();
+        assert_eq!(f, "latency_relative_to");
+        assert!(e.to_string().contains("one or the other"), "{e}");
+        let nowhere = TechOverride {
+            latency_relative_to: Some("NOPE".into()),
+            ..Default::default()
+        };
+        assert!(c
+            .apply("SLOW", &nowhere)
+            .unwrap_err()
+            .1
+            .to_string()
+            .contains("not in the catalog"));
+        let cycle = TechOverride {
+            latency_relative_to: Some("SLOW".into()),
+            ..Default::default()
+        };
+        let e = c.apply("DRAM-DDR4", &cycle).unwrap_err().1.to_string();
+        assert!(e.contains("cycle"), "{e}");
+        let zero = TechOverride {
+            latency_factor: Some(0.0),
+            ..Default::default()
+        };
+        assert_eq!(c.apply("SLOW", &zero).unwrap_err().0, "latency_factor");
     }
 
     #[test]

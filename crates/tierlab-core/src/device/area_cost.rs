@@ -30,6 +30,8 @@ pub struct AreaCost {
     pub area_basis: Option<AreaBasis>,
     pub cost_usd: Option<f64>,
     pub cost_per_usable_gbit: Option<f64>,
+    /// The year the price is from (null without a price).
+    pub price_year: Option<u32>,
 }
 
 /// Area and cost of `capacity` bytes of `t` (objects, and so no figure, when
@@ -59,6 +61,7 @@ pub fn area_cost(t: &Technology, capacity: u64, unit_size: bool) -> AreaCost {
         // A part sold with a share g of its blocks good costs its price per
         // raw Gbit over g per Gbit it can hold.
         cost_per_usable_gbit: price.map(|p| p / t.good_block_fraction.unwrap_or(1.0)),
+        price_year: price.and(t.price_year),
     }
 }
 

@@ -4,8 +4,15 @@
 //! counters.
 
 pub mod area_cost;
+pub mod basis;
 pub mod energy;
+pub mod ftl;
+pub mod ftl_space;
+pub mod ftl_spec;
+pub mod overload;
+pub mod price;
 pub mod wear;
 
 pub use area_cost::{area_cost, AreaBasis, AreaCost, BITS_PER_GBIT};
+pub use basis::LatencyBasis;
 pub use energy::{Activity, DeviceEnergy, PowerDown, RunEnergy};

@@ -147,6 +147,9 @@ pub(super) struct Books<'a> {
     pub(super) level: u8,
     pub(super) unit: bool,
     pub(super) pages: super::Pages,
+    /// The tier's flash translation layer, when it has one: told of every
+    /// object programmed and every one that leaves.
+    pub(super) ftl: Option<&'a mut crate::device::ftl_space::FtlSpace>,
 }
 
 impl Books<'_> {
@@ -176,6 +179,9 @@ impl Books<'_> {
         let e = &mut s.entries[slot as usize];
         if ghosted {
             e.ghosts += 1;
+        }
+        if let Some(f) = self.ftl.as_deref_mut() {
+            f.remove(e.key);
         }
         *self.used -= charge(self.unit, e.size);
         let v = if keep {
@@ -254,6 +260,9 @@ impl Books<'_> {
         self.c.writes += 1;
         self.c.bytes_in += size as u64;
         self.c.pages_programmed += self.pages.of(size);
+        if let Some(f) = self.ftl.as_deref_mut() {
+            f.write(key, size);
+        }
         slot
     }
 }

@@ -140,6 +140,9 @@ pub struct Tier {
     /// The medium's page, for `pages_programmed`.
     pub(crate) pages: Pages,
     pub c: TierCounters,
+    /// A flash translation layer under the tier (`ftl = { ... }` on raw
+    /// flash): device/ftl.rs.
+    pub ftl: Option<Box<crate::device::ftl_space::FtlSpace>>,
 }
 
 impl Tier {
@@ -169,6 +172,18 @@ impl Tier {
             pages: Pages::new(cost.page()),
             cost,
             c: TierCounters::default(),
+            ftl: None,
+        }
+    }
+
+    /// An object of `size` programmed into the tier outside an insertion
+    /// (a write hit, a write-back received): its pages counted, and its
+    /// FTL told.
+    #[inline(always)]
+    pub fn programmed(&mut self, key: u64, size: u32) {
+        self.c.pages_programmed += self.pages.of(size);
+        if let Some(f) = self.ftl.as_deref_mut() {
+            f.write(key, size);
         }
     }
 
@@ -242,6 +257,7 @@ impl Tier {
                 level: self.level,
                 unit: self.unit,
                 pages: self.pages,
+                ftl: self.ftl.as_deref_mut(),
             },
         )
     }
@@ -404,8 +420,14 @@ impl Tier {
     pub fn flash_erases(&self) -> Option<u64> {
         match &self.policy {
             AnyPolicy::FlashCache(p) => Some(p.stats.erases),
-            _ => None,
+            _ => self.ftl.as_ref().map(|f| f.ftl.c.erases),
         }
+    }
+
+    /// Pages the tier's FTL has copied so far (GC and levelling, each a
+    /// read and a program): None without an FTL. For the time model.
+    pub fn ftl_copies(&self) -> Option<u64> {
+        self.ftl.as_ref().map(|f| f.copies)
     }
 
     /// After the last insertion, if it evicted: the slot the policy expected
@@ -449,6 +471,9 @@ impl Tier {
     fn leave(&mut self, s: &mut Store, slot: u32) {
         let e = &mut s.entries[slot as usize];
         debug_assert_eq!(e.tier, self.level);
+        if let Some(f) = self.ftl.as_deref_mut() {
+            f.remove(e.key);
+        }
         e.tier = IN_TRANSIT;
         self.used -= self.charge(e.size);
         self.len -= 1;

@@ -74,6 +74,9 @@ pub struct DeviceModel {
     /// (the catalog's `erase_ns`, whole ns) and the bytes one erase clears
     /// (`erase_block_bytes`; a flashcache tier counts its own erases).
     pub erase: Option<(u64, Option<u64>)>,
+    /// A tier with an FTL: the time of one GC copy (a page read and a
+    /// page program), charged with its erases.
+    pub copy_ns: u64,
 }
 
 /// Software-stack costs charged per request (system call, lookup).
@@ -117,6 +120,9 @@ struct Erasing {
     /// `lo..hi` bytes, its count is still `seen` (no division per request).
     lo: u64,
     hi: u64,
+    /// An FTL's copies: their time each, and those seen so far.
+    copy_ns: u64,
+    copies_seen: u64,
 }
 
 impl Erasing {
@@ -436,6 +442,8 @@ impl Engine {
                     seen: 0,
                     lo: 0,
                     hi: 0,
+                    copy_ns: d.copy_ns,
+                    copies_seen: 0,
                 });
                 erasing.last_mut().expect("just pushed").see(0);
             }
@@ -941,7 +949,10 @@ impl Engine {
             let count = erases_of(h, e);
             let n = count.saturating_sub(e.seen);
             e.see(count);
-            if n == 0 {
+            let copies = h.tiers[e.dev].ftl_copies().unwrap_or(0);
+            let c = copies.saturating_sub(e.copies_seen);
+            e.copies_seen = copies;
+            if n == 0 && c == 0 {
                 continue;
             }
             let d = &self.devs[e.dev];
@@ -960,7 +971,7 @@ impl Engine {
                 }
             }
             let class = if d.lazy.is_some() { 2 } else { 1 };
-            found.push((pos, d.write, class, n * e.ns));
+            found.push((pos, d.write, class, n * e.ns + c * e.copy_ns));
         }
         // Later positions first, so that each insertion leaves the earlier
         // ones in place.

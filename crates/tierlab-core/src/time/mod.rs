@@ -270,6 +270,16 @@ pub fn model(cfg: &Config, seed: u64) -> Result<Model, ConfigError> {
         m.erase = tech
             .erase_ns
             .map(|ns| (crate::cost::whole_u64(ns), tech.erase_block_bytes));
+        if t.ftl.is_some() {
+            // An FTL's garbage collection: its erases (counted by the FTL)
+            // and its copies, each a page read and a page program on the
+            // die (no transfer over the channel), occupy the device.
+            m.erase = Some((
+                tech.erase_ns.map_or(0, crate::cost::whole_u64),
+                tech.erase_block_bytes,
+            ));
+            m.copy_ns = crate::cost::whole_u64(tech.read_ns + tech.write_ns);
+        }
         devices.push(m);
     }
     let b = cfg.backing.device();
@@ -356,5 +366,6 @@ fn device_model(name: String, d: &config::DeviceKeys, overhead: f64) -> DeviceMo
         insert_ns: 0.0,
         insert_per_byte_ns: 0.0,
         erase: None,
+        copy_ns: 0,
     }
 }

@@ -1004,6 +1004,7 @@ impl Core {
                 wear,
                 area_cost: self.area_cost,
                 energy: DeviceEnergy::unknown(),
+                ftl: None,
             }],
             skipped_records: self.skipped,
             warnings: Vec::new(),
@@ -1014,6 +1015,7 @@ impl Core {
             memorage: self.paging.pool.as_ref().map(|p| p.r.clone()),
             processes: self.procs.clone(),
             run_energy,
+            cost: None,
         }
     }
 }

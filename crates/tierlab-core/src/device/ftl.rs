@@ -1,0 +1,706 @@
+//! A page-mapped flash translation layer: what raw flash rated in
+//! program/erase cycles does with a host's writes. Each logical page maps
+//! to any physical page; a write goes to the write frontier (the open
+//! block) and invalidates the page's old copy; when free blocks run short,
+//! garbage collection picks a victim block, copies its valid pages to the
+//! frontier and erases it. Over-provisioning (OP = (physical - logical) /
+//! physical, Desnoyers' spare factor) is the room that makes victims with
+//! invalid pages exist. What the host sees is the extra work: write
+//! amplification (pages programmed per host page), GC reads and erases,
+//! and the wear they spread over the blocks.
+//!
+//! The model is the one analysed in Desnoyers, "Analytic Modeling of SSD
+//! Write Performance" (SYSTOR 2012) and simulated by his ftlsim: single
+//! page writes, one frontier that takes host writes and GC copies alike,
+//! a fixed reserve of free blocks. Victim choice: greedy (fewest valid
+//! pages), cost-benefit (LFS's (1 - u) / 2u x age, Rosenblum & Ousterhout,
+//! "The Design and Implementation of a Log-Structured File System", SOSP
+//! 1991, used for flash by Kawaguchi et al., "A Flash-Memory Based File
+//! System", USENIX 1995), FIFO (the oldest closed block: Desnoyers' LRU
+//! cleaning). Wear levelling: dynamic (a new frontier is the least-erased
+//! free block) and static (when the most- and least-erased blocks differ
+//! by more than a threshold, the least-erased closed block, which holds
+//! cold data, is cleaned so its block returns to use). TRIM drops a
+//! logical page's mapping, so GC no longer copies it.
+//! `closed_form_wa` gives the analytic write amplification the tests hold
+//! the simulation to.
+
+use std::collections::{BTreeMap, VecDeque};
+
+/// How garbage collection picks the block to clean.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Victim {
+    Greedy,
+    CostBenefit,
+    Fifo,
+}
+
+/// The FTL's shape and policies (the `ftl = { ... }` key, resolved
+/// against the medium: page and block in bytes become counts).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FtlSpec {
+    /// Logical pages the host addresses.
+    pub logical_pages: u64,
+    pub pages_per_block: u32,
+    /// (physical - logical) / physical, in (0, 1).
+    pub op: f64,
+    pub victim: Victim,
+    pub dynamic_wl: bool,
+    /// Static wear levelling's erase-count spread threshold (None: off).
+    pub static_wl: Option<u32>,
+    /// Free blocks GC keeps in reserve (at least 1).
+    pub reserve_blocks: u32,
+}
+
+#[derive(Debug, PartialEq)]
+pub enum FtlError {
+    /// Not enough physical blocks for the logical pages, the frontier and
+    /// the reserve: the message names what to raise.
+    TooSmall(String),
+}
+
+impl std::fmt::Display for FtlError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FtlError::TooSmall(m) => f.write_str(m),
+        }
+    }
+}
+
+impl FtlSpec {
+    /// Physical blocks for `logical_pages` at `op`: logical / (1 - op)
+    /// pages, rounded up to whole blocks.
+    pub fn physical_blocks(&self) -> u32 {
+        let phys = (self.logical_pages as f64 / (1.0 - self.op)).ceil() as u64;
+        phys.div_ceil(self.pages_per_block as u64) as u32
+    }
+}
+
+/// The work one host operation caused beyond itself (for the time
+/// model: GC occupies the device).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Work {
+    pub reads: u32,
+    pub writes: u32,
+    pub erases: u32,
+}
+
+/// Counters over the FTL's life (or since `reset_counters`).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct FtlCounters {
+    pub host_pages_written: u64,
+    pub gc_pages_read: u64,
+    pub gc_pages_written: u64,
+    /// Pages moved by static wear levelling (read and written).
+    pub wl_pages_moved: u64,
+    pub erases: u64,
+    pub trims: u64,
+}
+
+const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum State {
+    Free,
+    Open,
+    Closed,
+}
+
+pub struct Ftl {
+    spec: FtlSpec,
+    nblocks: u32,
+    ppb: u32,
+    /// Logical page -> physical page (NONE: unmapped).
+    map: Vec<u32>,
+    /// Physical page -> logical page (NONE: invalid or erased).
+    rmap: Vec<u32>,
+    valid: Vec<u32>,
+    erases: Vec<u32>,
+    state: Vec<State>,
+    /// When each closed block took its last page, in host writes (age for
+    /// cost-benefit) and in closes (FIFO order).
+    closed_at: Vec<u64>,
+    close_seq: Vec<u64>,
+    next_seq: u64,
+    /// Free blocks: in erase order without dynamic wear levelling; by
+    /// erase count (fewest first) with it.
+    free_fifo: VecDeque<u32>,
+    free_by_wear: BTreeMap<(u32, u32), ()>,
+    /// Greedy: closed blocks by valid count, with each block's position.
+    buckets: Vec<Vec<u32>>,
+    pos: Vec<u32>,
+    /// FIFO: closed blocks in close order (stale entries skipped).
+    fifo: VecDeque<(u32, u64)>,
+    /// Erase counts of all blocks: count -> blocks (static levelling's
+    /// spread).
+    wear: BTreeMap<u32, u32>,
+    open: u32,
+    fill: u32,
+    /// Static levelling's own frontier for the cold data it moves: the
+    /// most-worn free block, so a worn block rests under data that is not
+    /// rewritten, and cold data does not mix with hot writes (in the hot
+    /// frontier it was cleaned again at once).
+    cold: u32,
+    cold_fill: u32,
+    in_gc: bool,
+    erases_at_reset: Vec<u32>,
+    /// Since the FTL was made (`counted`: since the warm-up).
+    pub c: FtlCounters,
+    c0: FtlCounters,
+    work: Work,
+}
+
+impl Ftl {
+    /// Whether `spec` leaves GC room to work: every victim must hold an
+    /// invalid page, so the logical pages fit in the blocks outside the
+    /// frontier, the reserve and one more.
+    pub fn check(spec: &FtlSpec) -> Result<(), FtlError> {
+        let ppb = spec.pages_per_block;
+        let nblocks = spec.physical_blocks();
+        let reserve = spec.reserve_blocks.max(1);
+        let open = if spec.static_wl.is_some() { 2 } else { 1 };
+        let room = (nblocks as u64).saturating_sub(reserve as u64 + open + 1) * ppb as u64;
+        if spec.logical_pages == 0 || spec.logical_pages > room {
+            return Err(FtlError::TooSmall(format!(
+                "{} logical pages need more than {} blocks of {} pages at op = {}: raise op or \
+                 the capacity (the frontiers and {} reserve blocks hold no data)",
+                spec.logical_pages, nblocks, ppb, spec.op, reserve
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn new(spec: FtlSpec) -> Result<Self, FtlError> {
+        Self::check(&spec)?;
+        let ppb = spec.pages_per_block;
+        let nblocks = spec.physical_blocks();
+        let reserve = spec.reserve_blocks.max(1);
+        let n = nblocks as usize;
+        let mut f = Ftl {
+            nblocks,
+            ppb,
+            map: vec![NONE; spec.logical_pages as usize],
+            rmap: vec![NONE; n * ppb as usize],
+            valid: vec![0; n],
+            erases: vec![0; n],
+            state: vec![State::Free; n],
+            closed_at: vec![0; n],
+            close_seq: vec![0; n],
+            next_seq: 0,
+            free_fifo: VecDeque::with_capacity(n),
+            free_by_wear: BTreeMap::new(),
+            buckets: vec![Vec::new(); ppb as usize + 1],
+            pos: vec![NONE; n],
+            fifo: VecDeque::with_capacity(n),
+            wear: BTreeMap::from([(0, nblocks)]),
+            open: 0,
+            fill: 0,
+            cold: NONE,
+            cold_fill: 0,
+            in_gc: false,
+            erases_at_reset: vec![0; n],
+            c: FtlCounters::default(),
+            c0: FtlCounters::default(),
+            work: Work::default(),
+            spec: FtlSpec {
+                reserve_blocks: reserve,
+                ..spec
+            },
+        };
+        for b in 1..nblocks {
+            f.put_free(b);
+        }
+        f.state[0] = State::Open;
+        Ok(f)
+    }
+
+    pub fn spec(&self) -> &FtlSpec {
+        &self.spec
+    }
+
+    pub fn blocks(&self) -> u32 {
+        self.nblocks
+    }
+
+    /// The flash under the logical space, in bytes of `page_bytes` pages.
+    pub fn physical_bytes(&self, page_bytes: u64) -> u64 {
+        self.nblocks as u64 * self.ppb as u64 * page_bytes
+    }
+
+    /// Writes logical page `lpn`; returns the GC and levelling work it
+    /// set off (copies read and written, erases).
+    pub fn write(&mut self, lpn: u64) -> Work {
+        self.work = Work::default();
+        let lpn = lpn as usize % self.map.len();
+        self.invalidate(lpn);
+        self.c.host_pages_written += 1;
+        self.program(lpn as u32);
+        self.work
+    }
+
+    /// Drops logical page `lpn`'s mapping (TRIM): GC will not copy it.
+    pub fn trim(&mut self, lpn: u64) {
+        let lpn = lpn as usize % self.map.len();
+        if self.map[lpn] != NONE {
+            self.invalidate(lpn);
+            self.c.trims += 1;
+        }
+    }
+
+    /// Starts the counted part of a run (after warm-up): the figures
+    /// (`counted`, `write_amplification`, `result`) count from here; `c`
+    /// runs on (the time model follows its erases).
+    pub fn reset_counters(&mut self) {
+        self.c0 = self.c.clone();
+        self.erases_at_reset.clone_from(&self.erases);
+    }
+
+    /// The counters since `reset_counters`.
+    pub fn counted(&self) -> FtlCounters {
+        let (c, z) = (&self.c, &self.c0);
+        FtlCounters {
+            host_pages_written: c.host_pages_written - z.host_pages_written,
+            gc_pages_read: c.gc_pages_read - z.gc_pages_read,
+            gc_pages_written: c.gc_pages_written - z.gc_pages_written,
+            wl_pages_moved: c.wl_pages_moved - z.wl_pages_moved,
+            erases: c.erases - z.erases,
+            trims: c.trims - z.trims,
+        }
+    }
+
+    /// Pages programmed per host page written since `reset_counters` (1
+    /// before the first write).
+    pub fn write_amplification(&self) -> f64 {
+        let c = self.counted();
+        if c.host_pages_written == 0 {
+            return 1.0;
+        }
+        (c.host_pages_written + c.gc_pages_written + c.wl_pages_moved) as f64
+            / c.host_pages_written as f64
+    }
+
+    /// Pages programmed (host, GC and levelling) since `reset_counters`.
+    pub fn pages_programmed(&self) -> u64 {
+        let c = self.counted();
+        c.host_pages_written + c.gc_pages_written + c.wl_pages_moved
+    }
+
+    pub fn erase_counts(&self) -> &[u32] {
+        &self.erases
+    }
+
+    fn invalidate(&mut self, lpn: usize) {
+        let ppn = self.map[lpn];
+        if ppn == NONE {
+            return;
+        }
+        self.map[lpn] = NONE;
+        self.rmap[ppn as usize] = NONE;
+        let b = ppn / self.ppb;
+        if self.state[b as usize] == State::Closed && self.spec.victim == Victim::Greedy {
+            self.unbucket(b);
+            self.valid[b as usize] -= 1;
+            self.bucket(b);
+        } else {
+            self.valid[b as usize] -= 1;
+        }
+    }
+
+    /// Programs `lpn` into static levelling's cold frontier.
+    fn program_cold(&mut self, lpn: u32) {
+        if self.cold == NONE || self.cold_fill == self.ppb {
+            if self.cold != NONE {
+                self.close(self.cold);
+            }
+            self.cold = self.take_worn();
+            self.state[self.cold as usize] = State::Open;
+            self.cold_fill = 0;
+        }
+        let ppn = self.cold * self.ppb + self.cold_fill;
+        self.cold_fill += 1;
+        self.map[lpn as usize] = ppn;
+        self.rmap[ppn as usize] = lpn;
+        self.valid[self.cold as usize] += 1;
+    }
+
+    fn program(&mut self, lpn: u32) {
+        if self.fill == self.ppb {
+            self.close(self.open);
+            self.open = self.take_free();
+            self.state[self.open as usize] = State::Open;
+            self.fill = 0;
+            if !self.in_gc {
+                self.in_gc = true;
+                let mut guard = 0u64;
+                while self.free_len() < self.spec.reserve_blocks as usize {
+                    self.collect();
+                    guard += 1;
+                    assert!(guard <= 4 * self.nblocks as u64, "GC made no progress");
+                }
+                self.in_gc = false;
+            }
+        }
+        let ppn = self.open * self.ppb + self.fill;
+        self.fill += 1;
+        self.map[lpn as usize] = ppn;
+        self.rmap[ppn as usize] = lpn;
+        self.valid[self.open as usize] += 1;
+    }
+
+    fn close(&mut self, b: u32) {
+        self.state[b as usize] = State::Closed;
+        self.closed_at[b as usize] = self.c.host_pages_written;
+        self.close_seq[b as usize] = self.next_seq;
+        match self.spec.victim {
+            Victim::Greedy => self.bucket(b),
+            Victim::Fifo => self.fifo.push_back((b, self.next_seq)),
+            Victim::CostBenefit => {}
+        }
+        self.next_seq += 1;
+    }
+
+    fn free_len(&self) -> usize {
+        if self.spec.dynamic_wl {
+            self.free_by_wear.len()
+        } else {
+            self.free_fifo.len()
+        }
+    }
+
+    fn put_free(&mut self, b: u32) {
+        self.state[b as usize] = State::Free;
+        if self.spec.dynamic_wl {
+            self.free_by_wear.insert((self.erases[b as usize], b), ());
+        } else {
+            self.free_fifo.push_back(b);
+        }
+    }
+
+    /// The most-worn free block (the oldest erased without dynamic
+    /// levelling), for cold data.
+    fn take_worn(&mut self) -> u32 {
+        let b = if self.spec.dynamic_wl {
+            self.free_by_wear.pop_last().map(|((_, b), _)| b)
+        } else {
+            self.free_fifo.pop_front()
+        };
+        b.expect("the reserve keeps a free block for levelling")
+    }
+
+    fn take_free(&mut self) -> u32 {
+        let b = if self.spec.dynamic_wl {
+            self.free_by_wear.pop_first().map(|((_, b), _)| b)
+        } else {
+            self.free_fifo.pop_front()
+        };
+        b.expect("the reserve keeps a free block for the frontier")
+    }
+
+    fn bucket(&mut self, b: u32) {
+        let v = self.valid[b as usize] as usize;
+        self.pos[b as usize] = self.buckets[v].len() as u32;
+        self.buckets[v].push(b);
+    }
+
+    fn unbucket(&mut self, b: u32) {
+        let v = self.valid[b as usize] as usize;
+        let i = self.pos[b as usize] as usize;
+        let last = self.buckets[v]
+            .pop()
+            .expect("a closed block is in its bucket");
+        if last != b {
+            self.buckets[v][i] = last;
+            self.pos[last as usize] = i as u32;
+        }
+        self.pos[b as usize] = NONE;
+    }
+
+    /// The closed block to clean, taken out of the victim index.
+    fn pick(&mut self) -> u32 {
+        match self.spec.victim {
+            Victim::Greedy => {
+                let v = self
+                    .buckets
+                    .iter()
+                    .position(|b| !b.is_empty())
+                    .expect("a closed block exists when GC runs");
+                let b = *self.buckets[v].last().expect("non-empty");
+                self.unbucket(b);
+                b
+            }
+            Victim::Fifo => loop {
+                let (b, seq) = self.fifo.pop_front().expect("a closed block exists");
+                if self.state[b as usize] == State::Closed && self.close_seq[b as usize] == seq {
+                    return b;
+                }
+            },
+            Victim::CostBenefit => {
+                // LFS: benefit / cost = (1 - u) x age / (1 + u), u the
+                // valid share (the copy costs a read and a write of u).
+                let now = self.c.host_pages_written;
+                let ppb = self.ppb as f64;
+                let mut best = (f64::NEG_INFINITY, NONE);
+                for b in 0..self.nblocks {
+                    if self.state[b as usize] != State::Closed {
+                        continue;
+                    }
+                    let u = self.valid[b as usize] as f64 / ppb;
+                    let age = (now - self.closed_at[b as usize]) as f64 + 1.0;
+                    let score = (1.0 - u) * age / (1.0 + u);
+                    if score > best.0 {
+                        best = (score, b);
+                    }
+                }
+                best.1
+            }
+        }
+    }
+
+    /// Cleans one victim: its valid pages to the frontier, then an erase.
+    fn collect(&mut self) {
+        let b = self.pick();
+        let moved = self.evacuate(b, false);
+        self.c.gc_pages_read += moved;
+        self.c.gc_pages_written += moved;
+        self.work.reads += moved as u32;
+        self.work.writes += moved as u32;
+        self.erase(b);
+        if let Some(t) = self.spec.static_wl {
+            self.level(t);
+        }
+    }
+
+    fn evacuate(&mut self, b: u32, cold: bool) -> u64 {
+        // Out of the victim indexes first: copies must not land on it.
+        self.state[b as usize] = State::Free;
+        let base = b * self.ppb;
+        let mut moved = 0;
+        for p in base..base + self.ppb {
+            let lpn = self.rmap[p as usize];
+            if lpn != NONE {
+                self.rmap[p as usize] = NONE;
+                self.map[lpn as usize] = NONE;
+                self.valid[b as usize] -= 1;
+                if cold {
+                    self.program_cold(lpn);
+                } else {
+                    self.program(lpn);
+                }
+                moved += 1;
+            }
+        }
+        moved
+    }
+
+    fn erase(&mut self, b: u32) {
+        let e = &mut self.erases[b as usize];
+        let n = self
+            .wear
+            .get_mut(e)
+            .expect("every block's count is in the histogram");
+        *n -= 1;
+        if *n == 0 {
+            self.wear.remove(e);
+        }
+        *e += 1;
+        *self.wear.entry(*e).or_insert(0) += 1;
+        self.c.erases += 1;
+        self.work.erases += 1;
+        self.put_free(b);
+    }
+
+    /// Static wear levelling: when the erase counts spread by more than
+    /// `threshold`, the least-erased closed block (cold data sits on it)
+    /// is cleaned, so its block rejoins the free pool.
+    fn level(&mut self, threshold: u32) {
+        let (Some((&lo, _)), Some((&hi, _))) =
+            (self.wear.first_key_value(), self.wear.last_key_value())
+        else {
+            return;
+        };
+        if hi - lo <= threshold {
+            return;
+        }
+        let cold = (0..self.nblocks)
+            .filter(|&b| self.state[b as usize] == State::Closed)
+            .min_by_key(|&b| self.erases[b as usize]);
+        let Some(b) = cold else { return };
+        if self.erases[b as usize] + threshold >= hi {
+            // The least-worn blocks are free already: nothing cold to move.
+            return;
+        }
+        match self.spec.victim {
+            Victim::Greedy => self.unbucket(b),
+            // Stale FIFO entries are skipped when popped (state changes).
+            Victim::Fifo | Victim::CostBenefit => {}
+        }
+        let moved = self.evacuate(b, true);
+        self.c.wl_pages_moved += moved;
+        self.work.reads += moved as u32;
+        self.work.writes += moved as u32;
+        self.erase(b);
+    }
+
+    /// Erases per block since `reset_counters`: mean, population
+    /// standard deviation, max.
+    pub fn erase_spread(&self) -> (f64, f64, u32) {
+        let counted: Vec<u32> = self
+            .erases
+            .iter()
+            .zip(&self.erases_at_reset)
+            .map(|(e, r)| e - r)
+            .collect();
+        let n = counted.len() as f64;
+        let mean = counted.iter().map(|&e| e as f64).sum::<f64>() / n;
+        let var = counted
+            .iter()
+            .map(|&e| (e as f64 - mean).powi(2))
+            .sum::<f64>()
+            / n;
+        (mean, var.sqrt(), counted.iter().copied().max().unwrap_or(0))
+    }
+
+    /// The figures a run reports, over `seconds` of counted time, for
+    /// pages of `page_bytes` and a medium rated `endurance` cycles.
+    pub fn result(&self, page_bytes: u64, endurance: Option<f64>, seconds: f64) -> FtlResult {
+        let (mean, std, max) = self.erase_spread();
+        let c = self.counted();
+        let physical_bytes = self.nblocks as f64 * self.ppb as f64 * page_bytes as f64;
+        let programmed_bytes = self.pages_programmed() as f64 * page_bytes as f64;
+        let years = |x: Option<f64>| x.filter(|y| y.is_finite() && *y > 0.0);
+        let per_year = super::wear::SECONDS_PER_YEAR;
+        FtlResult {
+            op: self.spec.op,
+            victim: self.spec.victim,
+            pages_per_block: self.ppb,
+            page_bytes,
+            physical_blocks: self.nblocks,
+            physical_bytes: physical_bytes as u64,
+            write_amplification: self.write_amplification(),
+            host_pages_written: c.host_pages_written,
+            gc_pages_read: c.gc_pages_read,
+            gc_pages_written: c.gc_pages_written,
+            wl_pages_moved: c.wl_pages_moved,
+            erases: c.erases,
+            trims: c.trims,
+            overflow_pages: 0,
+            erases_per_block_mean: mean,
+            erases_per_block_std: std,
+            erases_per_block_max: max,
+            // The most-erased block wears out first, at its own rate.
+            first_worn_years: years(endurance.map(|e| e * seconds / max as f64 / per_year)),
+            // Every block erased alike: endurance x physical capacity over
+            // the physical write rate.
+            perfect_levelling_years: years(
+                endurance.map(|e| e * physical_bytes / (programmed_bytes / seconds) / per_year),
+            ),
+        }
+    }
+}
+
+impl FtlResult {
+    /// The lifetimes over `to_s` seconds instead of the `from_s` they were
+    /// computed over (a time model's elapsed time replaces the serial
+    /// sum): they scale with the time the same writes took.
+    pub fn retime(&mut self, from_s: f64, to_s: f64) {
+        let ok = |t: f64| t > 0.0 && t.is_finite();
+        let k = if ok(from_s) && ok(to_s) {
+            Some(to_s / from_s)
+        } else {
+            None
+        };
+        for y in [
+            &mut self.first_worn_years,
+            &mut self.perfect_levelling_years,
+        ] {
+            *y = match (*y, k) {
+                (Some(v), Some(k)) => Some(v * k),
+                _ => None,
+            };
+        }
+    }
+}
+
+/// A flash tier's FTL figures in a run's result (docs/device.md#flash-translation-layer).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct FtlResult {
+    pub op: f64,
+    pub victim: Victim,
+    pub pages_per_block: u32,
+    pub page_bytes: u64,
+    pub physical_blocks: u32,
+    pub physical_bytes: u64,
+    /// Pages programmed (host, GC copies, levelling moves) per host page.
+    pub write_amplification: f64,
+    pub host_pages_written: u64,
+    pub gc_pages_read: u64,
+    pub gc_pages_written: u64,
+    pub wl_pages_moved: u64,
+    pub erases: u64,
+    pub trims: u64,
+    /// Pages written while no logical page was free (objects rounding up
+    /// to more pages than the capacity holds), onto a shared page.
+    pub overflow_pages: u64,
+    pub erases_per_block_mean: f64,
+    pub erases_per_block_std: f64,
+    pub erases_per_block_max: u32,
+    /// Years until the most-erased block reaches the endurance, at the
+    /// run's rate (null: nothing erased, or no endurance).
+    pub first_worn_years: Option<f64>,
+    /// Years with perfect levelling: endurance x physical bytes / bytes
+    /// programmed per second (write amplification included).
+    pub perfect_levelling_years: Option<f64>,
+}
+
+/// Lambert's W on its principal branch, W0(x) for x >= -1/e: the w >= -1
+/// with w e^w = x. Halley's iteration from a start near the answer (the
+/// branch-point series near -1/e, log1p elsewhere), to full precision.
+pub fn lambert_w0(x: f64) -> f64 {
+    let e = std::f64::consts::E;
+    assert!(x >= -1.0 / e - 1e-15, "W0 needs x >= -1/e, got {x}");
+    if x <= -1.0 / e {
+        return -1.0;
+    }
+    if x == 0.0 {
+        return 0.0;
+    }
+    let mut w = if x < -0.25 {
+        let p = (2.0 * (e * x + 1.0)).sqrt();
+        -1.0 + p - p * p / 3.0 + 11.0 / 72.0 * p * p * p
+    } else {
+        x.ln_1p()
+    };
+    for _ in 0..50 {
+        let ew = w.exp();
+        let f = w * ew - x;
+        let d = ew * (w + 1.0) - (w + 2.0) * f / (2.0 * w + 2.0);
+        if d == 0.0 {
+            break;
+        }
+        let next = w - f / d;
+        if (next - w).abs() <= 1e-15 * (1.0 + next.abs()) {
+            return next;
+        }
+        w = next;
+    }
+    w
+}
+
+/// Desnoyers' closed form for uniform random single-page writes with
+/// FIFO (his LRU) cleaning and many pages per block: a cleaned block's
+/// valid share X0 solves X0 = exp(-alpha (1 - X0)) with alpha = physical
+/// / logical = 1 / (1 - spare), i.e. X0 = -W0(-alpha e^-alpha) / alpha, and
+/// the write amplification is 1 / (1 - X0). In that large-block limit a
+/// block's valid count falls with its age alone, so the greedy choice is
+/// the oldest block too and this is greedy's limit as well; with a finite
+/// block greedy does slightly better (tests measure by how much).
+pub fn closed_form_wa(spare: f64) -> f64 {
+    let alpha = 1.0 / (1.0 - spare);
+    let x0 = -lambert_w0(-alpha * (-alpha).exp()) / alpha;
+    1.0 / (1.0 - x0)
+}
+
+#[cfg(test)]
+#[path = "ftl_tests.rs"]
+mod tests;
