@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLES, Ran
 
-KINDS = ["postmark", "bonnie", "web", "specweb", "proxy", "multiprogram"]
+KINDS = ["postmark", "bonnie", "web", "specweb", "proxy", "multiprogram", "hotset"]
 
 # A preset of each kind and a scale that generates in well under a second.
 SMALL = {
@@ -28,6 +28,7 @@ SMALL = {
     "specweb": ("s4", 0.02),
     "proxy": ("s5", 0.01),
     "multiprogram": ("s3", 0.01),
+    "hotset": ("default", 0.01),
 }
 
 
@@ -190,6 +191,37 @@ def test_multiprogram_s3_stats(cli: Callable[..., Ran], tmp_path: Path) -> None:
     write_ratio = (0.3 * 6 + 0.2 + 0.45) / 8
     assert s["writes"] / s["requests"] == pytest.approx(write_ratio, abs=0.02)
     assert s["deletes"] == 0
+
+
+def test_hotset_moves(cli: Callable[..., Ran], tmp_path: Path) -> None:
+    """The hot set takes its share of each period's references, then moves
+    on: the window it left gets only its share of the cold references."""
+    out = tmp_path / "hot.csv"
+    s = generate(cli, "hotset", out, "--format", "csv")
+    pages, requests, every = 655, 20_000, 2_000  # the default preset x 0.01
+    hot = 66  # round(655 x 0.1) pages, moving by 66 (shift_share 1)
+    assert s["requests"] == requests and s["writes"] == 0
+    seen = [k & 0xFFFFFFFF for k, _, _ in read_csv(out)]
+    assert {k >> 32 for k, _, _ in read_csv(out)} == {1}
+
+    def in_window(page: int, epoch: int) -> bool:
+        return (page - epoch * hot) % pages < hot
+
+    now = sum(in_window(p, i // every) for i, p in enumerate(seen)) / requests
+    assert now == pytest.approx(0.9, abs=0.01)
+    left = [in_window(p, i // every - 1) for i, p in enumerate(seen) if i >= every]
+    assert sum(left) / len(left) == pytest.approx(0.1 * hot / (pages - hot), abs=0.005)
+
+
+def test_hotset_bad_share_names_its_key(tierlab_cmd: Callable[..., Ran], tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        '[workload]\ntype = "hotset"\nscale = 0.01\n[workload.hotset]\nhot_share = 0\n'
+        '[[tier]]\ntech = "DRAM-DDR3"\ncapacity = "1MiB"\n'
+    )
+    r = tierlab_cmd("run", bad)
+    assert r.code == 2 and r.out == "" and "Traceback" not in r.err
+    assert r.err_lines[0].startswith("error: workload.hotset.hot_share: 0 is out of range")
 
 
 def test_oracle_output_notes_lost_ops(cli: Callable[..., Ran], tmp_path: Path) -> None:

@@ -51,11 +51,11 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "generate",
         help="write a benchmark generator's trace (PostMark, Bonnie, web, ...)",
         description="Write the trace of a seeded benchmark generator: postmark, bonnie, web "
-        "(SURGE-like), specweb (SPECweb99-like), proxy or multiprogram (docs/workloads.md). "
-        "The same kind, preset, seed and scale write the same bytes.",
+        "(SURGE-like), specweb (SPECweb99-like), proxy, multiprogram or hotset "
+        "(docs/workloads.md). The same kind, preset, seed and scale write the same bytes.",
     )
     gen.add_argument(
-        "kind", metavar="KIND", help="postmark, bonnie, web, specweb, proxy or multiprogram"
+        "kind", metavar="KIND", help="postmark, bonnie, web, specweb, proxy, multiprogram or hotset"
     )
     gen.add_argument("-o", "--output", required=True, metavar="OUT", help="trace file to write")
     gen.add_argument(

@@ -91,6 +91,7 @@ registry! {
         Specweb => "specweb", w::specweb::SpecwebSpec;
         Proxy => "proxy", w::proxy::ProxySpec;
         Multiprogram => "multiprogram", w::multiprogram::MultiprogramSpec;
+        Hotset => "hotset", w::hotset::HotsetSpec;
     }
 }
 

@@ -1,8 +1,9 @@
 //! Seeded generators modelled on the source systems' benchmarks (docs/sources.md):
 //! PostMark and Bonnie (S1, S2), SURGE-like and SPECweb99-like web loads
 //! (S4), a proxy mix with many one-hit objects (S5) and a multiprogrammed
-//! memory mix with S3's eight SPEC CPU2006 footprints. docs/workloads.md
-//! says what each models and leaves out.
+//! memory mix with S3's eight SPEC CPU2006 footprints, and a hot set that
+//! moves (multilevel main memory). docs/workloads.md says what each models
+//! and leaves out.
 //!
 //! Every generator is a [`Script`] of *runs*: an operation on consecutive
 //! pages of one file (or one program's memory). [`Paged`] streams the runs
@@ -171,6 +172,7 @@ macro_rules! benchmark {
 pub(crate) use benchmark;
 
 pub mod bonnie;
+pub mod hotset;
 pub mod multiprogram;
 pub mod postmark;
 pub mod proxy;
