@@ -232,3 +232,17 @@ def test_readme_config_runs(text: str) -> None:
 
 def test_readme_shows_a_config() -> None:
     assert toml_blocks(), "README.md shows no TOML config"
+
+
+def test_quick_start_names_what_the_first_install_needs() -> None:
+    """Issue 38: the quick start says which Rust and Python a first install
+    needs, the same versions the build files require, and how long it took."""
+    import tomllib
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    quick = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    rust = tomllib.loads((REPO / "Cargo.toml").read_text())["workspace"]["package"]
+    python = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["requires-python"]
+    assert f"Rust {rust['rust-version']} or newer" in quick
+    assert f"Python {python.removeprefix('>=')} or newer" in quick
+    assert re.search(r"[\d.]+ minutes of processor time", quick) and "idle" in quick
