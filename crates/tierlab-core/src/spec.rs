@@ -7,6 +7,25 @@ use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use std::fmt;
 use std::marker::PhantomData;
+use thiserror::Error;
+
+/// A config problem at a key path such as `tier[1].capacity`: the error of
+/// every layer's config section, so it lives in the base layer.
+#[derive(Debug, Error, Clone, PartialEq)]
+#[error("{path}: {msg}")]
+pub struct ConfigError {
+    pub path: String,
+    pub msg: String,
+}
+
+impl ConfigError {
+    pub fn at(path: impl Into<String>, msg: impl Into<String>) -> Self {
+        ConfigError {
+            path: path.into(),
+            msg: msg.into(),
+        }
+    }
+}
 
 /// A parameter table without its `type`.
 pub type Params = serde_json::Map<String, serde_json::Value>;

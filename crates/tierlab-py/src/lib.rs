@@ -4,12 +4,9 @@
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use tierlab_core::config::Config;
-use tierlab_core::cost::AccessCost;
-use tierlab_core::runner::Runner;
-use tierlab_core::sim;
-use tierlab_core::tech::{Catalog, TechOverride, Technology};
-use tierlab_core::Error;
+use tierlab_core::prelude::{
+    self as tl, AccessCost, Catalog, Config, Error, Runner, TechOverride, Technology,
+};
 
 create_exception!(
     _core,
@@ -45,14 +42,14 @@ impl From<Error> for Failure {
     }
 }
 
-impl From<tierlab_core::config::ConfigError> for Failure {
-    fn from(e: tierlab_core::config::ConfigError) -> Self {
+impl From<tl::ConfigError> for Failure {
+    fn from(e: tl::ConfigError) -> Self {
         Failure::Core(e.into())
     }
 }
 
-impl From<tierlab_core::trace::TraceError> for Failure {
-    fn from(e: tierlab_core::trace::TraceError) -> Self {
+impl From<tl::TraceError> for Failure {
+    fn from(e: tl::TraceError) -> Self {
         Failure::Core(e.into())
     }
 }
@@ -182,7 +179,7 @@ fn config_schema_error(config_json: &str) -> Option<(String, String)> {
 /// are read, to recognise its format), or None.
 #[pyfunction]
 fn workload_error(config_json: &str) -> Option<(String, String)> {
-    tierlab_core::config::workload_only_from_json(config_json)
+    tl::workload_only_from_json(config_json)
         .err()
         .map(|e| (e.path, e.msg))
 }
@@ -190,20 +187,20 @@ fn workload_error(config_json: &str) -> Option<(String, String)> {
 /// trace_formats() -> list[str]: the values `format` may take.
 #[pyfunction]
 fn trace_formats() -> Vec<&'static str> {
-    tierlab_core::source::formats::NAMES.to_vec()
+    tl::FORMAT_NAMES.to_vec()
 }
 
 /// generators() -> list[str]: the benchmark generators
 /// (`tierlab trace generate KIND`).
 #[pyfunction]
 fn generators() -> Vec<&'static str> {
-    tierlab_core::source::generators::BENCHMARKS.to_vec()
+    tl::BENCHMARKS.to_vec()
 }
 
 /// workload_types() -> list[str]: the values `[workload] type` may take.
 #[pyfunction]
 fn workload_types() -> Vec<&'static str> {
-    tierlab_core::source::workload::types()
+    tl::workload_types()
 }
 
 /// guess_format(path) -> str | None: the format a trace file is read as
@@ -211,7 +208,7 @@ fn workload_types() -> Vec<&'static str> {
 /// neither tells (it is then read as oracleGeneral, checked as it goes).
 #[pyfunction]
 fn guess_format(path: std::path::PathBuf) -> Option<&'static str> {
-    tierlab_core::source::formats::guess(&path).map(|f| f.name())
+    tl::guess_format(&path).map(|f| f.name())
 }
 
 /// human_bytes(n) -> str: a byte count as every output writes it ("4 KiB",
@@ -219,7 +216,7 @@ fn guess_format(path: std::path::PathBuf) -> Option<&'static str> {
 /// messages agree.
 #[pyfunction]
 fn human_bytes(n: u64) -> String {
-    tierlab_core::units::human_bytes(n)
+    tl::human_bytes(n)
 }
 
 /// capture_start_failure(format, log_path, status) -> str | None
@@ -229,9 +226,7 @@ fn human_bytes(n: u64) -> String {
 #[pyfunction]
 fn capture_start_failure(format: &str, log_path: &str, status: i32) -> Res<Option<String>> {
     let log = std::path::Path::new(log_path);
-    Ok(tierlab_core::trace::capture::start_failure(
-        format, log, status,
-    )?)
+    Ok(tl::capture_start_failure(format, log, status)?)
 }
 
 /// techs(overrides_json=None) -> str
@@ -249,7 +244,7 @@ fn techs(overrides_json: Option<&str>) -> Res<String> {
 /// The built-in catalog, or the entries of `entries_json` (a JSON list as
 /// `techs()` gives), with `overrides_json` (a config's `[techs]`) applied.
 fn catalog(overrides_json: Option<&str>, entries_json: Option<&str>) -> Res<Catalog> {
-    let conf = |path: String, msg: String| tierlab_core::config::ConfigError::at(path, msg);
+    let conf = |path: String, msg: String| tl::ConfigError::at(path, msg);
     let mut c = match entries_json {
         None => Catalog::builtin(),
         Some(j) => {
@@ -260,7 +255,7 @@ fn catalog(overrides_json: Option<&str>, entries_json: Option<&str>) -> Res<Cata
                 )
             })?;
             for t in &entries {
-                tierlab_core::tech::validate(t)
+                tl::validate_tech(t)
                     .map_err(|(f, e)| conf(format!("catalog.{}.{f}", t.name), e.to_string()))?;
             }
             Catalog::from_entries(entries)
@@ -300,14 +295,14 @@ fn tech(name: &str, catalog_json: Option<&str>) -> Res<String> {
 #[pyfunction]
 #[pyo3(signature = (tech_json, size, op="read", slowdown=1.0, overhead_ns=0.0))]
 fn access_ns(tech_json: &str, size: u32, op: &str, slowdown: f64, overhead_ns: f64) -> Res<f64> {
-    use tierlab_core::config::ConfigError as E;
+    use tl::ConfigError as E;
     let t: Technology = serde_json::from_str(tech_json).map_err(|e| {
         E::at(
             "tech",
             format!("{e}; expected an entry as tierlab.techs() gives it"),
         )
     })?;
-    tierlab_core::tech::validate(&t).map_err(|(f, e)| E::at(format!("tech.{f}"), e.to_string()))?;
+    tl::validate_tech(&t).map_err(|(f, e)| E::at(format!("tech.{f}"), e.to_string()))?;
     let write = match op {
         "read" => false,
         "write" => true,
@@ -331,8 +326,8 @@ fn access_ns(tech_json: &str, size: u32, op: &str, slowdown: f64, overhead_ns: f
 /// the accepted forms otherwise.
 #[pyfunction]
 fn parse_size(text: &str) -> Res<(&'static str, f64)> {
-    use tierlab_core::units::Size;
-    match tierlab_core::units::parse_size(text) {
+    use tl::Size;
+    match tl::parse_size(text) {
         Ok(Size::Absolute(n)) => Ok(("bytes", n as f64)),
         Ok(Size::Percent(p)) => Ok(("percent", p)),
         // No key path: the caller knows where the text came from.
@@ -352,7 +347,7 @@ fn trace_stats(
 ) -> Res<String> {
     let source = workload_source(config_json)?;
     let mut rep = Progress::new(progress, None, EVERY);
-    let r = py.allow_threads(|| sim::trace_stats(&source, |n| rep.tick(n)));
+    let r = py.allow_threads(|| tl::trace_stats(&source, |n| rep.tick(n)));
     let st = rep.finish(r)?;
     Ok(serde_json::to_string(&st).expect("stats serialise"))
 }
@@ -377,9 +372,9 @@ fn trace_convert(
     let mut rep = Progress::new(progress, None, EVERY);
     if memtrace {
         let r = py.allow_threads(|| {
-            tierlab_core::trace::memtrace::write_memtrace(&source, &out_path, |n| rep.tick(n))?;
-            let written = tierlab_core::config::Source::Memtrace(out_path.clone());
-            sim::trace_stats(&written, |_| true).map_err(Error::from)
+            tl::write_memtrace(&source, &out_path, |n| rep.tick(n))?;
+            let written = tl::Source::Memtrace(out_path.clone());
+            tl::trace_stats(&written, |_| true).map_err(Error::from)
         });
         let st = rep.finish(r)?;
         return Ok(serde_json::to_string(&st).expect("stats serialise"));
@@ -387,9 +382,9 @@ fn trace_convert(
     let r = py.allow_threads(|| {
         let tick = |n| rep.tick(n);
         if csv {
-            sim::write_csv(&source, &out_path, tick)
+            tl::write_csv(&source, &out_path, tick)
         } else {
-            sim::convert_to_oracle(&source, &out_path, tick)
+            tl::convert_to_oracle(&source, &out_path, tick)
         }
     });
     let st = rep.finish(r)?;
@@ -397,16 +392,15 @@ fn trace_convert(
 }
 
 /// The workload of a config that may have no tiers (trace tools need none).
-fn workload_source(config_json: &str) -> Res<tierlab_core::config::Source> {
-    let w = tierlab_core::config::workload_only_from_json(config_json)?;
+fn workload_source(config_json: &str) -> Res<tl::Source> {
+    let w = tl::workload_only_from_json(config_json)?;
     Ok(w.source()?)
 }
 
 /// The JSON text of an optional argument, parsed.
 fn json_arg(name: &str, text: Option<&str>) -> Res<Option<serde_json::Value>> {
     text.map(|t| {
-        serde_json::from_str(t)
-            .map_err(|e| tierlab_core::config::ConfigError::at(name, e.to_string()).into())
+        serde_json::from_str(t).map_err(|e| tl::ConfigError::at(name, e.to_string()).into())
     })
     .transpose()
 }
@@ -418,8 +412,8 @@ fn mrc_ask(
     shards_size: Option<usize>,
     policy_json: Option<&str>,
     hierarchy_json: Option<&str>,
-) -> Res<tierlab_core::mrc::Ask> {
-    Ok(tierlab_core::mrc::Ask {
+) -> Res<tl::Ask> {
+    Ok(tl::Ask {
         sizes,
         shards_rate,
         shards_size,
@@ -458,7 +452,7 @@ type MrcTuple = (Vec<u64>, Vec<f64>, u64, String, Option<Vec<String>>);
 /// A miss-ratio curve of the config's workload as (sizes, miss ratios, the
 /// largest object in the stack: 0 for a simulated curve, the method's
 /// label, and with sizes given each point's size as given: sizes that
-/// resolve alike make one point, labelled by the first given). The core chooses the method (`tierlab_core::mrc::Ask`): exact
+/// resolve alike make one point, labelled by the first given). The core chooses the method (its `Ask`): exact
 /// LRU by stack distances, SHARDS with a rate or a number of sampled keys,
 /// or, with a policy (JSON: a name or a table) or a hierarchy config
 /// (JSON), simulation at each of `sizes` (required then). Sizes are
@@ -478,15 +472,15 @@ fn mrc(
 ) -> Res<MrcTuple> {
     let ask = mrc_ask(sizes, shards_rate, shards_size, policy_json, hierarchy_json)?;
     let mut rep = Progress::new(progress, None, EVERY);
-    let r = py.allow_threads(|| tierlab_core::mrc::curve(config_json, &ask, |n| rep.tick(n)));
+    let r = py.allow_threads(|| tl::curve(config_json, &ask, |n| rep.tick(n)));
     let (m, method) = rep.finish(r)?;
     Ok((m.sizes, m.miss_ratios, m.largest, method.label(), m.labels))
 }
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("__version__", tierlab_core::VERSION)?;
-    m.add("STRACE_SYSCALLS", tierlab_core::trace::strace::SYSCALLS)?;
+    m.add("__version__", tl::VERSION)?;
+    m.add("STRACE_SYSCALLS", tl::STRACE_SYSCALLS)?;
     m.add("TierlabError", m.py().get_type::<TierlabError>())?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     m.add("TraceError", m.py().get_type::<TraceError>())?;
@@ -507,6 +501,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(mrc, m)?)?;
     m.add_function(wrap_pyfunction!(mrc_method, m)?)?;
-    m.add("CSV_HEADER", sim::CSV_HEADER)?;
+    m.add("CSV_HEADER", tl::CSV_HEADER)?;
     Ok(())
 }

@@ -42,23 +42,18 @@
 //! [`crate::source::setup`].
 
 mod hist;
-mod method;
 mod shards;
-mod simulate;
 mod stack;
 
-pub use crate::source::setup::Progress;
-pub use method::{curve, Ask, Method};
+use crate::source::setup::Progress;
 pub use shards::{shards, Sampling};
-use simulate::simulate_resolved;
-pub use simulate::{parse_sizes, resolve_sizes, simulate_sizes};
 pub use stack::Stack;
 
-use crate::config::Source;
 use crate::index::SlotIndex;
 use crate::request::Op;
 use crate::source::setup::Batches;
-use crate::trace::TraceError;
+use crate::source::trace::TraceError;
+use crate::source::Source;
 use hist::Hist;
 
 /// How many requests ahead [`exact`] prefetches a key's index bucket (and
