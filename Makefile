@@ -6,10 +6,13 @@ PY ?= python3
 test: deps install lint rust-test py-test
 
 # Debian packages the tests run: strace and Valgrind as tracers, postmark
-# and bonnie++ as the real programs they capture, zstd to compress traces.
-DEBS = strace valgrind postmark bonnie++ zstd
+# and bonnie++ as the real programs they capture, zstd to compress traces,
+# and headless Chromium with its WebDriver to render the HTML reports.
+# CMDS: the command each package puts on the PATH, in the same order.
+DEBS = strace valgrind postmark bonnie++ zstd chromium chromium-driver
+CMDS = strace valgrind postmark bonnie++ zstd chromium chromedriver
 deps:
-	@missing=""; for p in $(DEBS); do command -v $$p >/dev/null || missing="$$missing $$p"; done; \
+	@missing=""; for p in $(CMDS); do command -v $$p >/dev/null || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing$$missing"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \

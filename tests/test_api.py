@@ -354,3 +354,25 @@ def test_exclusive_lru_tiers_equal_one_lru_of_their_sum(caps: tuple[int, int, in
         {"workload": w, "tier": [{"tech": "DRAM-DDR3", "capacity": caps[0], "policy": "lru"}]}
     )
     assert three.summary["tiers"][0]["misses"] == first.summary["misses"]
+
+
+def test_format_is_documented_and_never_silently_ignored() -> None:
+    """Regression (issue 38, item 3): the simulate and mrc docstrings said
+    format is "oracle" or "csv", guessed from the name, while the engine
+    reads seven formats and recognises them from content; and format= with
+    no trace file was ignored without a word."""
+    from tierlab import _core
+
+    for fn in (tierlab.simulate, tierlab.mrc):
+        doc = fn.__doc__ or ""
+        for name in _core.trace_formats():
+            assert f'``"{name}"``' in doc, (fn.__name__, name)
+        assert "content" in doc and "guessed from its name" not in doc
+    cfg = {
+        "workload": {"type": "zipf", "objects": 100, "requests": 1000},
+        "tier": [{"tech": "DRAM-DDR3", "capacity": "10%"}],
+    }
+    with pytest.raises(tierlab.ConfigError, match="format: 'csv' applies to a trace file"):
+        tierlab.simulate(cfg, format="csv")
+    with pytest.raises(tierlab.ConfigError, match="format: 'csv' applies to a trace file"):
+        tierlab.mrc(cfg, format="csv")

@@ -227,10 +227,13 @@ def test_cli_no_plot_writes_the_csv_alone(cli: Callable[..., Ran], zipf_trace: P
     r = cli("mrc", zipf_trace, "--unit-size", "--shards", "0.5", "--no-plot", "-o", out)
     assert r.code == 0, r.err
     assert not out.with_suffix(".png").exists()
-    api = tierlab.mrc(zipf_trace, unit_size=True, shards=0.5)
+    with pytest.warns(tierlab.ShardsWarning, match="sizes below 100 objects"):
+        api = tierlab.mrc(zipf_trace, unit_size=True, shards=0.5)
     df = pd.read_csv(out)
-    # Sizes below 100 objects hold fewer than 50 sampled objects at rate 0.5.
-    assert df["size"].tolist() == api["size"][api["size"] >= 100].tolist()
+    # Sizes below 100 objects hold fewer than 50 sampled objects at rate 0.5:
+    # the engine leaves them out of both.
+    assert df["size"].tolist() == api["size"].tolist()
+    assert api["size"].min() >= 100
     assert r.out.strip() == f"wrote {len(df):,} points to {out}"
     assert "sizes below 100 objects hold fewer than 50 sampled objects" in r.err
 
@@ -317,12 +320,47 @@ def test_shards_leaves_out_sizes_its_sample_cannot_support(
     r = cli("mrc", wl, "--shards-size", "2000", "-o", out, "--no-plot")
     assert r.code == 0, r.err
     df = pd.read_csv(out)
-    whole = tierlab.mrc(wl, shards_size=2000)
+    with pytest.warns(tierlab.ShardsWarning) as caught:
+        whole = tierlab.mrc(wl, shards_size=2000)
     bound = -(-50 * int(whole["size"].iloc[-1]) // 2000)
-    assert df["size"].tolist() == whole["size"][whole["size"] >= bound].tolist()
+    assert df["size"].tolist() == whole["size"].tolist()
+    assert whole["size"].min() >= bound
     assert f"SHARDS with 2,000 keys: sizes below {bound:,} objects" in r.err
+    assert r.err_lines == [f"note: {caught[0].message}"]
     first = tierlab.mrc(wl, sizes=[int(df["size"].iloc[0])])["miss_ratio"].iloc[0]
     assert abs(df["miss_ratio"].iloc[0] - first) < 0.05
+
+
+def test_api_shards_leaves_out_what_the_cli_leaves_out(tmp_path: Path) -> None:
+    """Regression (issue 38, item 1): tierlab.mrc(trace, shards=0.01) kept
+    the sizes its sample is too small for (a miss ratio of 1.0 at a size
+    where the exact curve reads 0.73) with no warning, while the CLI dropped
+    them. One rule in the engine: the API drops the same points, warns with
+    the CLI's note and keeps it in attrs."""
+    wl = {
+        "workload": {
+            "type": "zipf",
+            "alpha": 1.0,
+            "objects": 200_000,
+            "requests": 1_000_000,
+            "unit_size": True,
+            "seed": 42,
+        }
+    }
+    with pytest.warns(tierlab.ShardsWarning) as caught:
+        df = tierlab.mrc(wl, sizes=[500, 1000, 2000, 5000, 10000, 50000], shards=0.01)
+    assert df["size"].tolist() == [5000, 10000, 50000]
+    assert df["label"].tolist() == ["5000", "10000", "50000"]
+    note = (
+        "SHARDS at rate 0.01: sizes below 5,000 objects hold fewer than 50 sampled "
+        "objects, too few to trust: 3 points left out (the exact curve, without SHARDS, "
+        "has them)"
+    )
+    assert [str(w.message) for w in caught] == [note]
+    assert df.attrs["left_out"] == note
+    # Nothing left out: no warning, and attrs say None.
+    exact = tierlab.mrc(wl, sizes=[5000, 50000])
+    assert exact.attrs["left_out"] is None
 
 
 def _drawn(monkeypatch: pytest.MonkeyPatch) -> list[Any]:

@@ -1,8 +1,10 @@
 """Experiments, sweeps on Dask and the SQLite results store.
 
-Sweeps here run on real Dask clusters: a local one (the default), and an
-existing one started with the ``dask scheduler`` / ``dask worker``
-commands. The resume test kills a running sweep with SIGKILL.
+Sweeps here run in the test's process on Dask's threaded scheduler (the
+default for a few points), on real local Dask clusters (more points, or
+``in_process=False``), and on an existing one started with the
+``dask scheduler`` / ``dask worker`` commands. The resume test kills a
+running sweep with SIGKILL.
 """
 
 from __future__ import annotations
@@ -559,7 +561,8 @@ def test_sweep_on_an_existing_cluster(tmp_path: Path, tierlab_cmd: Callable[...,
         (experiment("x", "", "repetitions = 0"), "experiment.repetitions: 0"),
         (
             experiment("x", "", 'metrics = ["miss_ratio", "hit_rate"]'),
-            "experiment.metrics: unknown 'hit_rate'; a run's summary has",
+            "experiment.metrics: unknown 'hit_rate' in the first finished point's summary; "
+            "the sweep stopped there; a run's summary has access_time_ns, amat_ns,",
         ),
     ],
 )
@@ -640,21 +643,57 @@ def test_docs_python_example(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
 TWO_SIZES = '[[axis]]\nkey = "tier[0].capacity"\nvalues = ["5%", "10%"]\n'
 
 
-def test_a_near_miss_metric_is_warned_at_the_first_point(
+def test_a_misspelt_metric_stops_the_sweep_at_the_first_point(
     tmp_path: Path, tierlab_cmd: Callable[..., Ran]
 ) -> None:
+    """Regression (issue 38, item 7): a misspelt metric was an error only
+    after every point ran. The first finished point has the tier the metric
+    names but not its field: the sweep stops there (exit 2, one line, no
+    traceback), and that point is recorded as failed, so that the corrected
+    experiment runs it again."""
+    five = '[[axis]]\nkey = "tier[0].capacity"\nvalues = ["2%", "4%", "6%", "8%", "10%"]\n'
     exp = tmp_path / "typo.toml"
-    exp.write_text(experiment("typo", TWO_SIZES, 'metrics = ["miss_ratio", "tiers.0.hitz"]'))
+    exp.write_text(experiment("typo", five, 'metrics = ["miss_ratio", "tiers.0.hitz"]'))
+    r = tierlab_cmd("sweep", exp, "--workers", "1", "--no-progress", cwd=tmp_path)
+    assert r.code == 2 and "Traceback" not in r.err
+    assert r.err.splitlines() == [
+        "error: experiment.metrics: unknown 'tiers.0.hitz' in the first finished point's "
+        "summary; 'tiers.0.hitz' (did you mean 'tiers.0.hits'?); the sweep stopped there"
+    ]
+    df = tierlab.load(tmp_path / "typo.sqlite")
+    assert df["status"].tolist() == ["error"]  # one point ran, and it failed
+    # A top-level figure misspelt without a near match stops too; on a
+    # cluster as in this process.
+    miss = tmp_path / "miss.toml"
+    miss.write_text(experiment("miss", five, 'metrics = ["miss_rate"]'))
+    for in_process in (True, False):
+        store = tmp_path / f"miss-{in_process}.sqlite"
+        with pytest.raises(tierlab.ConfigError, match="unknown 'miss_rate' in the first"):
+            tierlab.sweep(miss, store=store, workers=1, in_process=in_process)
+        assert len(tierlab.load(store)) == 1
+    fixed = experiment("typo", five, 'metrics = ["miss_ratio", "tiers.0.hits"]')
+    rep = tierlab.sweep(fixed, store=tmp_path / "typo.sqlite", workers=1)
+    assert (rep.done, rep.skipped) == (5, 0)
+
+
+def test_a_near_miss_metric_under_an_absent_object_is_warned_at_the_first_point(
+    tmp_path: Path, tierlab_cmd: Callable[..., Ran]
+) -> None:
+    """A metric under an object the first point lacks may belong to other
+    points (a pool switched off at some): with a near match it is warned at
+    once, and an error at the end if no point has it."""
+    exp = tmp_path / "typo.toml"
+    exp.write_text(experiment("typo", TWO_SIZES, 'metrics = ["miss_ratio", "tier.0.hits"]'))
     r = tierlab_cmd("sweep", exp, "--workers", "1", cwd=tmp_path)
     # The warning came at the first point, on its own line; the error at
     # the end, with the near match (exit 2, no traceback).
     warned, error = r.err.splitlines()
     assert r.code == 2 and "Traceback" not in r.err
-    assert warned.startswith("warning: experiment.metrics: 'tiers.0.hitz' is not in the first")
+    assert warned.startswith("warning: experiment.metrics: 'tier.0.hits' is not in the first")
     assert "which has 'tiers.0.hits'" in warned
-    assert error.startswith("error: experiment.metrics: unknown 'tiers.0.hitz'; 'tiers.0.hitz' ")
+    assert error.startswith("error: experiment.metrics: unknown 'tier.0.hits'; 'tier.0.hits' ")
     assert "(did you mean 'tiers.0.hits'?)" in error
-    with pytest.warns(tierlab.MetricWarning, match="'tiers.0.hitz' is not in the first"):
+    with pytest.warns(tierlab.MetricWarning, match="'tier.0.hits' is not in the first"):
         with pytest.raises(tierlab.ConfigError, match="did you mean 'tiers.0.hits'"):
             tierlab.sweep(exp, store=tmp_path / "api.sqlite", workers=1)
 
@@ -685,3 +724,102 @@ def test_a_metric_added_later_runs_the_stored_points_again(tmp_path: Path) -> No
     assert len(df) == 2 and (df["tiers.0.hits"] > 0).all()
     again = tierlab.sweep(more, store=store, workers=1)
     assert (again.skipped, again.done) == (2, 0)
+
+
+# --------------------------------------------------------------------------
+# sweeps from a plain script (issue 38, item 2)
+# --------------------------------------------------------------------------
+
+SCRIPT = """\
+import sys, time
+import tierlab
+t0 = time.perf_counter()
+r = tierlab.sweep({exp!r}, store={store!r}{extra})
+print(r.done, round(time.perf_counter() - t0, 3), "distributed" in sys.modules)
+"""
+
+
+def test_a_small_sweep_runs_in_a_plain_script_without_a_cluster(tmp_path: Path) -> None:
+    """Regression: tierlab.sweep() in a script without a main guard re-ran
+    the script in every worker and ended in "Nanny failed to start" and a
+    150-line traceback; three tiny points took 6 s of Dask start-up. A sweep
+    of at most IN_PROCESS_POINTS points runs in the script's process on
+    Dask's threaded scheduler: no cluster, no second run of the script."""
+    from tierlab._sweep import IN_PROCESS_POINTS
+
+    three = '[[axis]]\nkey = "tier[0].capacity"\nvalues = ["5%", "10%", "15%"]\n'
+    exp = tmp_path / "three.toml"
+    exp.write_text(experiment("three", three))
+    script = tmp_path / "plain.py"
+    script.write_text(SCRIPT.format(exp=str(exp), store=str(tmp_path / "s.sqlite"), extra=""))
+    r = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert r.returncode == 0, r.stderr
+    done, seconds, cluster = r.stdout.split()
+    # No cluster: distributed was not even imported (a local cluster alone
+    # took 3-6 s to start). The time is not asserted: it is the machine's.
+    assert (done, cluster) == ("3", "False"), r.stdout
+    assert float(seconds) > 0
+    assert r.stderr == ""
+    assert IN_PROCESS_POINTS >= 3
+    df = tierlab.load(tmp_path / "s.sqlite")
+    assert df["miss_ratio"].is_monotonic_decreasing and len(df) == 3
+
+
+def test_a_cluster_sweep_from_an_unguarded_script_says_what_to_do(tmp_path: Path) -> None:
+    """A sweep that needs worker processes, called at a script's top level
+    outside the main guard, stops before it starts anything, with one line
+    naming the script and the line and what to do; under the guard it runs."""
+    exp = tmp_path / "grid.toml"
+    exp.write_text(experiment("grid", SLOWDOWN_BY_CAPACITY))
+    store = str(tmp_path / "g.sqlite")
+    script = tmp_path / "plain.py"
+    script.write_text(
+        SCRIPT.format(exp=str(exp), store=store, extra=", workers=1, in_process=False")
+    )
+    r = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert r.returncode == 1
+    last = r.stderr.strip().splitlines()[-1]
+    assert f"ConfigError: {script}:4: tierlab.sweep() is called outside " in last
+    assert "hint: put the call under that guard, or pass in_process=True" in last
+    assert "Nanny" not in r.stderr and not Path(store).exists()
+    guarded = tmp_path / "guarded.py"
+    body = SCRIPT.format(exp=str(exp), store=store, extra=", workers=1, in_process=False")
+    lines = body.splitlines()
+    guarded.write_text(
+        "\n".join(lines[:2])
+        + '\nif __name__ == "__main__":\n'
+        + "\n".join("    " + line for line in lines[2:])
+        + "\n"
+    )
+    r = subprocess.run(
+        [sys.executable, str(guarded)], capture_output=True, text=True, timeout=180, cwd=tmp_path
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[0] == "6" and r.stdout.split()[2] == "True"
+
+
+def test_ctrl_c_stops_an_in_process_sweep(tmp_path: Path) -> None:
+    """In this process the running points stop at their next million
+    requests on Ctrl-C, and the finished ones are kept."""
+    axis = '[[axis]]\nkey = "tier[0].capacity"\nvalues = ["1%", "2%", "3%", "4%", "5%", "6%"]\n'
+    text = experiment("intr", axis).replace("requests = 20000", "requests = 6_000_000")
+    exp = tmp_path / "intr.toml"
+    exp.write_text(text.replace("objects = 2000", "objects = 200_000"))
+    store = tmp_path / "intr.sqlite"
+    argv = [*tierlab_argv(), "sweep", str(exp), "--workers", "1"]
+    with interruptible(argv, cwd=tmp_path, new_session=True) as p:
+        deadline = time.monotonic() + 120
+        while not _rows(store) and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        t0 = time.monotonic()
+        os.killpg(p.pid, signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        stopped_in = time.monotonic() - t0
+    assert p.returncode == 130, err
+    assert err.strip().splitlines() == ["interrupted"], err
+    assert 1 <= len(_rows(store)) < 6
+    assert stopped_in < 5.0

@@ -281,3 +281,21 @@ def test_run_prints_that_vm_runs_compute_no_energy(tmp_path: Path, cli: Callable
     out = " ".join(r.out.split())
     assert "paging runs ([vm]) compute no energy yet" in out
     assert "want of a catalog figure" not in out
+
+
+def test_vm_paging_example_keeps_its_memory_across_page_sizes(tmp_path: Path) -> None:
+    """Regression (issue 38, item 4): examples/vm-paging.toml sized memory
+    as "50%" of the footprint at the run's page size, so the README's
+    page-size comparison changed the memory with the page size. The same
+    bytes of memory at every page size; only the frames change."""
+    from conftest import EXAMPLES
+
+    t = lackey(tmp_path / "a.lackey", 20_000, 5)
+    caps, frames = set(), []
+    for size in ("512", "4KiB", "64KiB"):
+        s = tierlab.simulate(
+            EXAMPLES / "vm-paging.toml", trace=t, overrides={"vm.page_size": size}
+        ).summary
+        caps.add(s["tiers"][0]["capacity"])
+        frames.append(s["vm"]["frames"])
+    assert len(caps) == 1 and frames == sorted(frames, reverse=True) and frames[0] > frames[-1]

@@ -92,3 +92,30 @@ def test_bad_input_exits_2_with_the_key(
     assert r.code == 2, r.err
     assert key in r.err and "Traceback" not in r.err and "panicked" not in r.err
     assert len(r.err_lines) in (1, 2), r.err
+
+
+def test_both_memorage_runs_print_what_the_readme_says(cli: Callable[..., Ran]) -> None:
+    """Regression (issue 38, items 3 and 4): the README says both runs report
+    kswapd's passes, direct reclaims, swap-outs and each process's time, but
+    the text output had neither kswapd nor direct reclaims; and beside the
+    major faults the device table printed the swap device "busy 0 ns" and
+    the memory tier "reads 0", counters a paging run does not track."""
+    for extra in ([], ["--set", "vm.memorage.enabled=false"]):
+        r = cli("run", EXAMPLE, *extra)
+        assert r.code == 0, r.err
+        out = " ".join(r.out.split())
+        s = json.loads(cli("run", EXAMPLE, "--json", *extra).out)
+        v = s["vm"]
+        assert (
+            f"pressure: kswapd passes {v['kswapd_scans']:,} ({v['kswapd_pages']:,} pages"
+        ) in out
+        assert f"direct reclaims {v['direct_reclaims']:,}" in out
+        assert f"swap-outs {v['swap_outs']:,}" in out
+        assert "runtime = user + system + blocked" in out
+        rows = {ln.split("│")[1].strip(): ln for ln in r.out.splitlines() if ln.count("│") > 2}
+        assert [c.strip() for c in rows["busy"].split("│")[2:4]] == ["-", "-"]
+        assert [c.strip() for c in rows["reads"].split("│")[2:3]] == ["-"]
+        # DRAM's rated endurance gives a lifetime no reader needs to the digit.
+        assert s["tiers"][0]["lifetime_years"] > 1000
+        assert [c.strip() for c in rows["lifetime"].split("│")[2:3]] == ["> 1,000 y"]
+        assert "energy unknown, power unknown" in out

@@ -25,7 +25,14 @@ if TYPE_CHECKING:
     from tierlab._result import RunResult
     from tierlab._sweep import MetricWarning, SweepReport, sweep
     from tierlab.api import mrc, simulate, techs, trace_convert, trace_generate, trace_stats
-    from tierlab.errors import ConfigError, ModelError, StoreError, TierlabError, TraceError
+    from tierlab.errors import (
+        ConfigError,
+        ModelError,
+        ShardsWarning,
+        StoreError,
+        TierlabError,
+        TraceError,
+    )
     from tierlab.store import load
 
 __all__ = [
@@ -46,6 +53,7 @@ __all__ = [
     "TraceError",
     "StoreError",
     "ModelError",
+    "ShardsWarning",
 ]
 
 # The public names are loaded on first use (PEP 562), so that the command
@@ -71,6 +79,7 @@ _LAZY = {
     "TraceError": "tierlab.errors",
     "StoreError": "tierlab.errors",
     "ModelError": "tierlab.errors",
+    "ShardsWarning": "tierlab.errors",
 }
 
 # Submodules the package used to import eagerly: `import tierlab` then

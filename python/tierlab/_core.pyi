@@ -49,7 +49,7 @@ def mrc(
     policy_json: str | None = None,
     hierarchy_json: str | None = None,
     progress: Callable[[int, int | None], object] | None = None,
-) -> tuple[list[int], list[float], int, str, list[str] | None]: ...
+) -> tuple[list[int], list[float], int, str, list[str] | None, str | None]: ...
 def mrc_method(
     sizes: list[str] | None = None,
     shards_rate: float | None = None,

@@ -73,8 +73,11 @@ def print_run(s: dict[str, Any]) -> None:
     row("misses", lambda r: f"{r['misses']:,}")
     row("miss ratio", lambda r: f"{r['miss_ratio']:.4f}")
     row("byte miss ratio", lambda r: f"{r['byte_miss_ratio']:.4f}")
-    row("reads", lambda r: f"{r['reads']:,}", f"{b['reads']:,}")
-    row("writes", lambda r: f"{r['writes']:,}", f"{b['writes']:,}")
+    # A paging run counts its memory's hits and faults, not the tier's reads
+    # and writes: "-", not "reads 0" beside 200,000 hits.
+    vm = s.get("vm") is not None
+    row("reads", lambda r: "-" if vm else f"{r['reads']:,}", f"{b['reads']:,}")
+    row("writes", lambda r: "-" if vm else f"{r['writes']:,}", f"{b['writes']:,}")
     row("refused (too large)", lambda r: f"{r['rejected']:,}")
     row("refused (admission)", lambda r: f"{r['rejected_admission']:,}")
     row("evictions", lambda r: f"{r['evictions']:,}")
@@ -132,10 +135,18 @@ def watts(w: float | None) -> str:
     return _scaled(w, "W", "mµ")
 
 
+#: Lifetimes beyond this many years print as "> 1,000 y": DRAM's rated
+#: endurance (about 1e16 writes) gave "2.092e+10 y", a figure no reader
+#: needs to the digit (--json has it).
+LONG_LIFE_YEARS = 1000.0
+
+
 def _years(y: float | None) -> str:
     if y is None:
         return "-"
-    return "never" if y == float("inf") else f"{y:,.4g} y"
+    if y == float("inf"):
+        return "never"
+    return f"> {LONG_LIFE_YEARS:,.0f} y" if y > LONG_LIFE_YEARS else f"{y:,.4g} y"
 
 
 def _spread(r: dict[str, Any]) -> str:
@@ -161,13 +172,26 @@ def print_device(c: Console, s: dict[str, Any]) -> None:
     def row(label: str, fmt: Callable[[dict[str, Any]], str], backing: bool = False) -> None:
         t.add_row(label, *[fmt(r) for r in tiers], fmt(b) if backing else "")
 
+    unknown = s.get("energy_unknown") or []
+    vm = s.get("vm") is not None
+
+    def whole(r: dict[str, Any], fmt: Callable[[float | None], str], key: str) -> str:
+        # A device with a part the catalog lacks (DRAM's background power)
+        # has no total: its known parts are not its energy or its power.
+        name = "backing" if r is b else r.get("name")
+        if vm or any(u.split(".", 1)[0] == name for u in unknown):
+            return "unknown"
+        return fmt(r.get(key))
+
     row("erases", lambda r: "-" if r.get("erases") is None else f"{r['erases']:,}")
     row("wear spread (max/mean)", _spread)
     row("lifetime", lambda r: _years(r.get("lifetime_years")))
     row("area", _area)
     row("cost", lambda r: _usd(r.get("cost_usd")))
     row("cost per usable Gbit", lambda r: _usd(r.get("cost_per_usable_gbit")))
-    row("busy", lambda r: human_ns(r.get("device_busy_ns") or 0.0), True)
+    # A paging run does not track device time yet: "-", not "0 ns" beside
+    # its major faults.
+    row("busy", lambda r: "-" if vm else human_ns(r.get("device_busy_ns") or 0.0), True)
     row("power-down", lambda r: r.get("power_down") or "none", True)
     row("energy: reads", _energy_part("read_j"), True)
     row("energy: writes", _energy_part("write_j"), True)
@@ -175,17 +199,20 @@ def print_device(c: Console, s: dict[str, Any]) -> None:
     row("energy: active", _energy_part("active_j"), True)
     row("energy: idle", _energy_part("idle_j"), True)
     row("energy: power-down", _energy_part("powerdown_j"), True)
-    row("energy", lambda r: joules(r.get("energy_j")), True)
-    row("power", lambda r: watts(r.get("power_w")), True)
+    row("energy", lambda r: whole(r, joules, "energy_j"), True)
+    row("power", lambda r: whole(r, watts, "power_w"), True)
     c.print(t)
-    line = f"energy {joules(s.get('energy_j'))}, power {watts(s.get('power_w'))}"
-    unknown = s.get("energy_unknown") or []
-    if s.get("vm") is not None:
+    if vm:
         # The paging run tracks no device busy time yet (docs/device.md).
-        line += "; paging runs (\\[vm]) compute no energy yet"
+        c.print("energy unknown, power unknown: paging runs (\\[vm]) compute no energy yet")
     elif unknown:
-        line += "; left out for want of a catalog figure: " + ", ".join(unknown)
-    c.print(line)
+        c.print(
+            "energy unknown, power unknown: no catalog figure for "
+            + ", ".join(unknown)
+            + f" (the known parts: {joules(s.get('energy_j'))}, {watts(s.get('power_w'))})"
+        )
+    else:
+        c.print(f"energy {joules(s.get('energy_j'))}, power {watts(s.get('power_w'))}")
 
 
 #: Per-client rows printed; the rest are summed up in one line (`--json`
@@ -288,6 +315,25 @@ def print_vm(c: Console, v: dict[str, Any], procs: list[dict[str, Any]]) -> None
         f"T_addr {human_ns(v['t_addr_ns'])} + T_data {human_ns(v['t_data_ns'])}; "
         f"AMAT {human_ns(v['amat_ns'])}"
     )
+    if v.get("kswapd_scans") is not None:
+        # [vm.pressure]: what reclaim did (the README promised these lines;
+        # only --json had them).
+        c.print(
+            f"pressure: kswapd passes {v['kswapd_scans']:,} ({v.get('kswapd_pages', 0):,} "
+            + (
+                f"pages, {human_ns(v['kswapd_cpu_ns'])} of CPU"
+                if v.get("kswapd_cpu_ns")
+                else "pages"
+            )
+            + f"), direct reclaims {v.get('direct_reclaims', 0):,} "
+            + f"({v.get('direct_reclaim_pages', 0):,} pages); "
+            + f"fewest free pages {v.get('min_free_pages', 0):,}"
+            + (
+                " (watermarks min/low/high " + "/".join(f"{w:,}" for w in v["watermarks"]) + ")"
+                if v.get("watermarks")
+                else ""
+            )
+        )
     t = Table(title="processes", title_justify="left")
     for col in ("pid", "references", "runtime", "minor faults", "major faults", "TLB misses"):
         t.add_column(col, justify="right")

@@ -1,9 +1,12 @@
 """Sweeps: every point of an experiment, run on Dask, kept in a results store.
 
 The driver (this process) expands the experiment, leaves out the points
-the store already holds, submits the rest to a Dask cluster (a local one
-sized to the machine by default, or an existing one by address) and
-writes each result to the store as it arrives. Workers only simulate: the
+the store already holds, submits the rest to Dask and writes each result
+to the store as it arrives. A sweep of at most ``IN_PROCESS_POINTS``
+points runs in this process, on Dask's threaded scheduler (the engine
+releases the GIL): a local cluster of worker processes takes seconds to
+start, longer than a few small points take. A larger one runs on a local
+cluster sized to the machine, or on an existing cluster by address. Workers only simulate: the
 store has one writer, and a point is committed the moment it is done, so
 a killed sweep loses only the points that were running.
 
@@ -20,6 +23,7 @@ import json
 import logging
 import os
 import re
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
@@ -30,10 +34,12 @@ from typing import TYPE_CHECKING, Any
 
 from tierlab.config import ConfigLike
 from tierlab.errors import ConfigError, StoreError
-from tierlab.experiment import Experiment, load_experiment
+from tierlab.experiment import Experiment, Point, load_experiment
 from tierlab.store import Store, flatten, pending
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     from distributed import Client
 
 #: ``progress(done, failed, total)``: points finished (failed included),
@@ -42,6 +48,25 @@ SweepProgress = Callable[[int, int, int], object]
 
 _UNKNOWN_METRIC = "experiment.metrics: "
 _PER_CLIENT = "time.per_client."
+#: Summary paths an unknown-metric error lists (a summary has 60 and more).
+_PATHS_SHOWN = 24
+
+#: Sweeps with at most this many points to run, and no scheduler address,
+#: run in this process on Dask's threaded scheduler, without starting a
+#: cluster (docs/experiments.md). Starting a local cluster of worker
+#: processes took 3-6 s on the 2-core development machine, as long as eight
+#: of the examples' points.
+IN_PROCESS_POINTS = 8
+
+
+class _Stopped(Exception):
+    """Raised by an in-process point's progress callback when the sweep
+    stops (Ctrl-C, a misspelt metric): the engine checks it every million
+    requests."""
+
+
+class _StopSweep(Exception):
+    """The driver stops the sweep (a misspelt metric at the first point)."""
 
 
 class MetricWarning(UserWarning):
@@ -78,9 +103,14 @@ class SweepReport:
 
 
 def run_point(
-    config: dict[str, Any], metrics: list[str] | None, keep_timeline: bool
+    config: dict[str, Any],
+    metrics: list[str] | None,
+    keep_timeline: bool,
+    stop: threading.Event | None = None,
 ) -> dict[str, Any]:
-    """Runs one point (on a Dask worker); never raises for a bad point.
+    """Runs one point (on a Dask worker, or a thread of this process);
+    never raises for a bad point. ``stop`` (in this process only): the run
+    ends at its next million requests once it is set.
 
     Returns ``status`` (``"ok"`` or ``"error"``), ``error``, ``metrics``
     (the kept summary fields), ``timeline`` and ``elapsed_s``.
@@ -88,9 +118,13 @@ def run_point(
     from tierlab.api import simulate
     from tierlab.errors import TierlabError
 
+    def check(_done: int, _total: int | None) -> None:
+        if stop is not None and stop.is_set():
+            raise _Stopped
+
     t0 = time.perf_counter()
     try:
-        r = simulate(config)
+        r = simulate(config, progress=None if stop is None else check)
     except TierlabError as e:
         return {"status": "error", "error": str(e), "elapsed_s": time.perf_counter() - t0}
     except MemoryError:
@@ -178,7 +212,6 @@ def _sigint_ignored() -> Iterator[None]:
     took it would print its KeyboardInterrupt traceback. A Ctrl-C during
     the cluster's start is lost (it takes a second or two)."""
     import signal
-    import threading
 
     if threading.current_thread() is not threading.main_thread():
         yield  # signal handlers can only be set from the main thread
@@ -200,6 +233,7 @@ def sweep(
     overrides: Mapping[str, Any] | None = None,
     dry_run: bool = False,
     notice: Callable[[str], object] | None = None,
+    in_process: bool | None = None,
 ) -> SweepReport:
     """Runs every point of an experiment not yet in its results store.
 
@@ -214,9 +248,12 @@ def sweep(
         points that failed before are run again.
     scheduler
         Address of an existing Dask scheduler (``tcp://host:8786``); by
-        default a local cluster is started for the sweep and stopped after.
+        default a sweep of at most ``IN_PROCESS_POINTS`` (8) points to run
+        runs in this process, and a larger one on a local cluster started
+        for the sweep and stopped after.
     workers
-        Worker processes of the local cluster (default: one per core).
+        Worker processes of the local cluster, or threads in this process
+        (default: one per core).
     progress
         Called as ``progress(done, failed, total)`` as points finish.
     overrides
@@ -229,6 +266,17 @@ def sweep(
         metric is misspelt (its summary has a near match), so a long sweep
         can be stopped early; the sweep itself fails at its end only if no
         point has the metric. By default the message is a ``MetricWarning``.
+        (A metric the first point's summary lacks where it has the object
+        the metric names, ``tiers.0.hitz`` beside ``tiers.0.hits``, stops
+        the sweep there with a ``ConfigError``.)
+    in_process
+        Run the points in this process, on Dask's threaded scheduler
+        (True), or on a local cluster of worker processes (False); by
+        default in this process when at most ``IN_PROCESS_POINTS`` points
+        are to run. A local cluster's workers start by running the calling
+        script again: called from a script's top level, outside
+        ``if __name__ == "__main__":``, a sweep that needs one raises a
+        ``ConfigError`` saying so before it starts anything.
 
     Returns
     -------
@@ -246,7 +294,8 @@ def sweep(
         exp = load_experiment(experiment, overrides)
     path = Path(store) if store is not None else exp.store
     unique = len({p.hash for p in exp.points})
-    if dry_run:
+    cluster = scheduler is None and in_process is not True
+    if dry_run or (cluster and in_process is None and unique > IN_PROCESS_POINTS):
         # Reads the store if there is one; creates and writes nothing.
         known: set[str] = set()
         if path.exists():
@@ -256,7 +305,14 @@ def sweep(
             # The sweep itself would stop here: so does its dry run.
             raise StoreError(f"{path}: no such directory {str(path.parent)!r}")
         left = len(pending(exp.points, known))
-        return SweepReport(exp.name, unique, unique - left, 0, 0, path, [])
+        if dry_run:
+            return SweepReport(exp.name, unique, unique - left, 0, 0, path, [])
+        cluster = left > IN_PROCESS_POINTS
+    elif in_process is None:
+        cluster = False  # at most IN_PROCESS_POINTS points: in this process
+    if cluster:
+        # Before the store is created: the sweep would start a local cluster.
+        _refuse_unguarded_script()
     with Store(path) as st:
         st.register(exp)
         # The named metrics some point has given: the stored points' and
@@ -270,42 +326,151 @@ def sweep(
             progress(0, 0, len(todo))
         ran_ok: list[str] = []
         paths: list[str] | None = None
-        from distributed import as_completed
 
-        with client_for(scheduler, workers, len(todo)) as client:
-            futures = {}
-            for p in todo:
-                f = client.submit(
-                    run_point,
-                    p.config,
-                    exp.metrics,
-                    exp.timeline,
-                    key=f"tierlab-{exp.name}-{p.hash[:20]}",
-                    pure=False,
-                )
-                futures[f.key] = (f, p)
+        def finished(p: Point, result: dict[str, Any]) -> None:
+            # In this process, as each point finishes, in any order.
+            nonlocal paths
+            err = result.get("error")
+            if result["status"] == "ok" and not ran_ok:
+                stop = _misspelt_at_first(exp, seen, result)
+                if stop is not None:
+                    # Recorded as failed, so that the corrected experiment
+                    # runs it again instead of skipping it.
+                    st.add(exp.name, p, __version__, {**result, "status": "error", "error": stop})
+                    raise ConfigError(stop)
+            st.add(exp.name, p, __version__, result)
+            if result["status"] == "ok":
+                report.done += 1
+                seen.update(result.get("metrics") or {})
+                if not ran_ok:
+                    _warn_misspelt(exp, seen, result.get("paths"), notice)
+                ran_ok.append(p.hash)
+                paths = paths or result.get("paths")
+            else:
+                report.failed += 1
+                report.errors.append(f"{_describe(p.labels, p.rep)}: {err}")
+            if progress is not None:
+                progress(report.done + report.failed, report.failed, len(todo))
+
+        local = in_process if in_process is not None else len(todo) <= IN_PROCESS_POINTS
+        if local and scheduler is None:
+            _run_in_process(exp, todo, workers, finished)
+        else:
+            _run_on_cluster(exp, todo, scheduler, workers, finished)
+        _check_metrics(st, exp, seen, ran_ok, paths)
+    return report
+
+
+def _run_in_process(
+    exp: Experiment,
+    todo: list[Point],
+    workers: int | None,
+    finished: Callable[[Point, dict[str, Any]], None],
+) -> None:
+    """The points on Dask's threaded scheduler, ``workers`` threads (one per
+    core by default), ``finished`` called in this thread as each ends. On
+    Ctrl-C or an error in ``finished`` the running points stop at their next
+    million requests, and nothing more starts."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import dask.threaded
+    from dask.base import compute
+    from dask.callbacks import Callback
+    from dask.delayed import delayed
+
+    stop = threading.Event()
+    by_key = {f"tierlab-{exp.name}-{p.hash[:20]}": p for p in todo}
+    tasks = [
+        delayed(run_point, pure=False)(p.config, exp.metrics, exp.timeline, stop, dask_key_name=key)
+        for key, p in by_key.items()
+    ]
+
+    def posttask(key: Any, result: Any, _dsk: Any, _state: Any, _id: Any) -> None:
+        if key in by_key:
+            finished(by_key[key], result)
+
+    n = max(1, min(workers or os.cpu_count() or 1, len(todo)))
+    pool = ThreadPoolExecutor(n, thread_name_prefix="tierlab-point")
+    try:
+        with Callback(posttask=posttask):
+            # The scheduler as a function, not by name: named, dask looks
+            # for a distributed client first and imports distributed (1-3 s).
+            compute(*tasks, scheduler=dask.threaded.get, pool=pool)
+    finally:
+        stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _run_on_cluster(
+    exp: Experiment,
+    todo: list[Point],
+    scheduler: str | None,
+    workers: int | None,
+    finished: Callable[[Point, dict[str, Any]], None],
+) -> None:
+    """The points on a Dask cluster (an existing one, or a local one started
+    and stopped here), ``finished`` called in this thread as each ends."""
+    from distributed import as_completed
+
+    with client_for(scheduler, workers, len(todo)) as client:
+        futures = {}
+        for p in todo:
+            f = client.submit(
+                run_point,
+                p.config,
+                exp.metrics,
+                exp.timeline,
+                key=f"tierlab-{exp.name}-{p.hash[:20]}",
+                pure=False,
+            )
+            futures[f.key] = (f, p)
+        try:
             for f in as_completed([f for f, _ in futures.values()]):
                 _, p = futures[f.key]
                 try:
                     result = f.result()
                 except Exception as e:  # a worker died or the cluster failed
                     result = {"status": "error", "error": f"{type(e).__name__}: {e}"}
-                err = result.get("error")
-                st.add(exp.name, p, __version__, result)
-                if result["status"] == "ok":
-                    report.done += 1
-                    seen.update(result.get("metrics") or {})
-                    if not ran_ok:
-                        _warn_misspelt(exp, seen, result.get("paths"), notice)
-                    ran_ok.append(p.hash)
-                    paths = paths or result.get("paths")
-                else:
-                    report.failed += 1
-                    report.errors.append(f"{_describe(p.labels, p.rep)}: {err}")
-                if progress is not None:
-                    progress(report.done + report.failed, report.failed, len(todo))
-        _check_metrics(st, exp, seen, ran_ok, paths)
-    return report
+                finished(p, result)
+        except BaseException:
+            client.cancel([f for f, _ in futures.values()])
+            raise
+
+
+def _refuse_unguarded_script() -> None:
+    """Raises ConfigError when the sweep was called from a script's top
+    level outside ``if __name__ == "__main__":``: a local cluster's worker
+    processes start by running the script again (multiprocessing's spawn),
+    which calls the sweep again, and Dask ended in "Nanny failed to start"
+    and a 150-line traceback."""
+    import ast
+    import sys
+
+    path = getattr(sys.modules.get("__main__"), "__file__", None)
+    frame: FrameType | None = sys._getframe(1)
+    line = None
+    while frame is not None:  # the outermost frame of the script's top level
+        if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == "__main__":
+            line = frame.f_lineno
+        frame = frame.f_back
+    if path is None or line is None:
+        return
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"), path)
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return
+    for node in tree.body:
+        if (
+            isinstance(node, ast.If)
+            and node.lineno <= line <= (node.end_lineno or node.lineno)
+            and "__name__" in ast.unparse(node.test)
+        ):
+            return
+    raise ConfigError(
+        f"{path}:{line}: tierlab.sweep() is called outside 'if __name__ == \"__main__\":', "
+        "and the local cluster's worker processes would run this script again; "
+        "hint: put the call under that guard, or pass in_process=True"
+    )
 
 
 def _check_metrics(
@@ -351,6 +516,47 @@ def _near(metric: str, paths: list[str] | None) -> str | None:
         if re.sub(r"\d+", "#", c) != shape:
             return c
     return None
+
+
+def _misspelt_at_first(exp: Experiment, seen: set[str], result: dict[str, Any]) -> str | None:
+    """The error that stops the sweep at its first finished point, or None:
+    a named metric that point lacks although its summary has the object the
+    metric names (``tiers.0.hitz`` beside ``tiers.0.hits``, ``miss_rate``
+    beside the top-level figures), and not a path of the same shape with
+    other indices (``tiers.1.hits``: a point with one tier lacks it). A
+    metric under an object the point lacks (``memorage.borrows`` where the
+    pool is off) may belong to other points: it is checked at the end."""
+    if exp.metrics is None:
+        return None
+    have: list[str] = result.get("paths") or []
+    if not have:
+        return None
+    shapes = {re.sub(r"\d+", "#", h) for h in have}
+    parents = {h.rsplit(".", 1)[0] for h in have if "." in h}
+    bad = []
+    for m in exp.metrics:
+        if m in seen or m in have or re.sub(r"\d+", "#", m) in shapes:
+            continue
+        parent = m.rsplit(".", 1)[0] if "." in m else None
+        if parent is None or parent in parents:
+            bad.append(m)
+    if not bad:
+        return None
+    near = [f"{m!r} (did you mean {c!r}?)" for m in bad if (c := _near(m, have))]
+    if near:
+        return (
+            f"{_UNKNOWN_METRIC}unknown {', '.join(map(repr, bad))} in the first finished "
+            f"point's summary; {'; '.join(near)}; the sweep stopped there"
+        )
+    # The whole-run figures first, then those of tiers and devices.
+    have = sorted(have, key=lambda h: (h.count("."), h))
+    shown = ", ".join(have[:_PATHS_SHOWN])
+    if len(have) > _PATHS_SHOWN:
+        shown += f", ... ({len(have) - _PATHS_SHOWN} more)"
+    return (
+        f"{_UNKNOWN_METRIC}unknown {', '.join(map(repr, bad))} in the first finished "
+        f"point's summary; the sweep stopped there; a run's summary has {shown}"
+    )
 
 
 def _warn_misspelt(

@@ -50,7 +50,12 @@ def simulate(
     trace
         A trace file that replaces the config's ``[workload]``.
     format
-        ``"oracle"`` or ``"csv"`` for ``trace`` (guessed from its name when absent).
+        The format of ``trace``: one of ``"oracle"`` (libCacheSim's
+        oracleGeneral), ``"csv"``, ``"strace"``, ``"lackey"``, ``"msr"``,
+        ``"twitter"``, ``"memtrace"`` (``tierlab._core.trace_formats()``).
+        When absent it is recognised from the file's content (then its
+        name). Only with ``trace``: a config's own trace names its format in
+        ``[workload]``, and ``format`` without ``trace`` is a ConfigError.
     unit_size
         Count every object as size 1 (capacities in objects).
     skip_bad
@@ -101,6 +106,12 @@ def simulate_raw(
     """:func:`simulate` as the engine's JSON object, ``summary`` and
     ``timeline``, without a RunResult: ``tierlab run --json`` prints the
     summary from it and skips the import of dataclasses."""
+    if trace is None and format is not None:
+        # It used to be ignored without a word.
+        raise ConfigError(
+            f"format: {format!r} applies to a trace file given with it (trace=, --trace); "
+            "a config's own trace names its format in [workload] format"
+        )
     cfg = load_config(config)
     if trace is not None:
         cfg = with_trace(cfg, trace, format, unit_size, skip_bad)
@@ -133,6 +144,11 @@ def _workload(
 ) -> str:
     """A config for trace tools: a TOML config (its workload) or a trace file."""
     if isinstance(source, Mapping) or str(source).endswith(".toml") or "\n" in str(source):
+        if format is not None:
+            raise ConfigError(
+                f"format: {format!r} applies to a trace file; a config's own trace "
+                "names its format in [workload] format"
+            )
         cfg = load_config(source)
         _override(cfg, unit_size=unit_size, skip_bad=skip_bad)
     else:
@@ -332,8 +348,10 @@ def mrc(
         A trace file, or a config (a ``.toml`` path, TOML text or a dict)
         whose ``[workload]`` is read; its tiers are not used.
     format
-        ``"oracle"`` or ``"csv"`` for a trace file (guessed from its name
-        when absent).
+        The format of a trace file, as :func:`simulate` takes it (``"oracle"``,
+        ``"csv"``, ``"strace"``, ``"lackey"``, ``"msr"``, ``"twitter"``,
+        ``"memtrace"``), recognised from its content when absent. Only with
+        a trace file: with a config it is a ConfigError.
     unit_size
         Count every object as size 1: sizes are in objects, not bytes. A
         config whose workload sets ``unit_size`` keeps it.
@@ -372,6 +390,10 @@ def mrc(
         ``unit_size``; 0 for a simulated curve): at sizes below it the
         one-pass curve counts an object that an LRU tier of that size
         refuses, and can read higher than the tier's (docs/mrc.md).
+        A SHARDS curve leaves out the sizes holding fewer than 50 sampled
+        objects (too few to trust; the engine's rule, the same as
+        ``tierlab mrc``'s), warns with a ``ShardsWarning`` saying so, and
+        keeps the note in ``attrs["left_out"]`` (None when nothing was left out).
 
     Examples
     --------
@@ -385,9 +407,15 @@ def mrc(
     """
     import pandas as pd
 
-    xs, ys, largest, method, labels = _mrc_curve(
+    xs, ys, largest, method, labels, note = _mrc_curve(
         trace_or_config, format, unit_size, policy, sizes, shards, shards_size, config, progress
     )
+    if note is not None:
+        import warnings
+
+        from tierlab.errors import ShardsWarning
+
+        warnings.warn(note, ShardsWarning, stacklevel=2)
     cols: dict[str, Any] = {"size": pd.Series(xs, dtype="uint64")}
     if labels is not None:
         cols["label"] = labels
@@ -395,6 +423,7 @@ def mrc(
     df = pd.DataFrame(cols)
     df.attrs["largest_object"] = largest
     df.attrs["method"] = method
+    df.attrs["left_out"] = note
     return df
 
 
@@ -438,15 +467,16 @@ def mrc_points(
     shards_size: int | None = None,
     config: ConfigLike | None = None,
     progress: Progress | None = None,
-) -> tuple[list[int], list[float], int]:
-    """:func:`mrc` as two lists (sizes, miss ratios) and the largest object
+) -> tuple[list[int], list[float], int, str | None]:
+    """:func:`mrc` as two lists (sizes, miss ratios), the largest object
     in the stack (0 for a simulated curve; ``attrs["largest_object"]`` of
-    :func:`mrc`'s frame), without pandas: the command line writes its CSV
-    from these, and skips pandas' import time."""
-    xs, ys, largest, _method, _labels = _mrc_curve(
+    :func:`mrc`'s frame) and the note on sizes a SHARDS sample left out
+    (``attrs["left_out"]``), without pandas and without a warning: the
+    command line writes its CSV from these, and skips pandas' import time."""
+    xs, ys, largest, _method, _labels, note = _mrc_curve(
         trace_or_config, format, unit_size, policy, sizes, shards, shards_size, config, progress
     )
-    return xs, ys, largest
+    return xs, ys, largest, note
 
 
 def _mrc_curve(
@@ -459,15 +489,16 @@ def _mrc_curve(
     shards_size: int | None,
     config: ConfigLike | None,
     progress: Progress | None,
-) -> tuple[list[int], list[float], int, str, list[str] | None]:
+) -> tuple[list[int], list[float], int, str, list[str] | None, str | None]:
     """The engine's curve: sizes, miss ratios, the largest object, the
-    method's label and, with sizes given, each point's size as given."""
+    method's label, with sizes given each point's size as given, and the
+    note on sizes a SHARDS sample was too small for (left out)."""
     # Which method (exact, SHARDS, simulated), whether the options go
     # together, and how sizes resolve and merge are the engine's rules
     # (tierlab_core::mrc::Ask, parse_sizes).
     cfg = _workload(trace_or_config, format, unit_size=True if unit_size else None)
     pol, hier, size_list = _mrc_args(policy, sizes, config)
-    xs, ys, largest, method, labels = _core.mrc(
+    xs, ys, largest, method, labels, note = _core.mrc(
         cfg, size_list, shards, shards_size, pol, hier, progress
     )
-    return list(xs), list(ys), largest, method, labels
+    return list(xs), list(ys), largest, method, labels, note

@@ -18,4 +18,9 @@ class ModelError(TierlabError):
     """An analytic model (``tierlab.models``) given a parameter outside its domain."""
 
 
-__all__ = ["TierlabError", "ConfigError", "TraceError", "StoreError", "ModelError"]
+class ShardsWarning(UserWarning):
+    """A SHARDS curve left out the sizes its sample is too small for (fewer
+    than 50 sampled objects fit in them); the exact curve has them."""
+
+
+__all__ = ["TierlabError", "ConfigError", "TraceError", "StoreError", "ModelError", "ShardsWarning"]

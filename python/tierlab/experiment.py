@@ -320,9 +320,11 @@ def _label(v: Any) -> Any:
     return v
 
 
-def _size(v: Any, where: str) -> tuple[float, str]:
-    """A range end: a number, a size or a share, as the engine parses sizes
-    (``_core.parse_size``: "64MiB", "4KB", "10%")."""
+def size_value(v: Any, where: str) -> tuple[float, str]:
+    """A range end (or any capacity): a number, a size or a share, as the
+    engine parses sizes (``_core.parse_size``: "64MiB", "4KB", "10%"), with
+    its kind (``"number"``, ``"size"``, ``"percent"``); ``where`` names the
+    key in the error."""
     if isinstance(v, int | float) and not isinstance(v, bool):
         return float(v), "number"
     if isinstance(v, str):
@@ -342,8 +344,8 @@ def _range(r: Any, at: str) -> list[Any]:
     _no_unknown(r, RANGE_KEYS, f"{at}.")
     if "from" not in r or "to" not in r:
         raise ConfigError(f"{at}: from and to are required")
-    lo, kind_lo = _size(r["from"], f"{at}.from")
-    hi, kind_hi = _size(r["to"], f"{at}.to")
+    lo, kind_lo = size_value(r["from"], f"{at}.from")
+    hi, kind_hi = size_value(r["to"], f"{at}.to")
     if kind_lo != kind_hi and "number" not in (kind_lo, kind_hi):
         raise ConfigError(f"{at}: from and to must be of one kind (sizes, shares or numbers)")
     kind = kind_lo if kind_lo != "number" else kind_hi
@@ -369,7 +371,7 @@ def _range(r: Any, at: str) -> list[Any]:
     else:
         if scale == "log":
             raise ConfigError(f"{at}.scale: a log scale takes num, not step")
-        step, _ = _size(r["step"], f"{at}.step")
+        step, _ = size_value(r["step"], f"{at}.step")
         if step <= 0:
             raise ConfigError(f"{at}.step: must be greater than zero")
         count = math.floor((hi - lo) / step + 1e-9) + 1

@@ -19,16 +19,14 @@ The plots are picked from the experiment's axes (docs/reports.md):
   histogram of each flashcache tier (docs/device.md);
 - any other sweep: each metric against the first axis.
 
-Every report also holds the table of all results.
+Every report also holds the table of all results. This module builds the
+sections; :mod:`tierlab.report_html` writes them as HTML (``write_report``,
+also reachable here), with the figure helpers of :mod:`tierlab.plotting`.
 """
 
 from __future__ import annotations
 
-import base64
-import html
-import io
 import math
-import numbers
 import os
 import re
 from collections.abc import Sequence
@@ -36,7 +34,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tierlab.errors import StoreError
+from tierlab.plotting import (
+    as_numbers,
+    axis_label,
+    combos,
+    counted,
+    figure,
+    from_zero,
+    param_name,
+    param_value,
+    size_unit,
+    thousands,
+    time_unit,
+    value_text,
+    where,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,8 +58,6 @@ _SLOWDOWN = re.compile(r"^tier\[(\d+)\]\.slowdown$")
 _CAPACITY = re.compile(r"^tier\[(\d+)\]\.capacity$")
 _ADMISSION = re.compile(r"^tier\[(\d+)\]\.admission$")
 _BACKING = "backing.tech"
-#: Results tables longer than this are cut in the HTML (the store has them all).
-MAX_TABLE_ROWS = 500
 
 
 @dataclass
@@ -84,72 +94,9 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", str(text)).strip("-").lower() or "x"
 
 
-def _label(v: Any) -> str:
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v)
-
-
-def _numeric(values: pd.Series) -> pd.Series | None:
-    """The axis values as numbers ("10%" -> 10.0), or None."""
-    import pandas as pd
-
-    def conv(v: Any) -> float:
-        if isinstance(v, bool):
-            raise ValueError
-        if isinstance(v, int | float):
-            return float(v)
-        s = str(v).strip()
-        return float(s[:-1]) if s.endswith("%") else float(s)
-
-    try:
-        return pd.Series([conv(v) for v in values], index=values.index, dtype=float)
-    except (TypeError, ValueError):
-        return None
-
-
-def _figure(width: float = 7.0, height: float = 4.5, ncols: int = 1) -> tuple[Figure, Any]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width * ncols if ncols > 1 else width, height), dpi=100)
-    axes = fig.subplots(1, ncols, squeeze=False)[0]
-    return fig, axes
-
-
-def _combos(df: pd.DataFrame, cols: Sequence[str]) -> list[tuple[dict[str, Any], pd.DataFrame]]:
-    """The rows of each combination of ``cols`` (in order of appearance)."""
-    if not cols:
-        return [({}, df)]
-    out = []
-    for key, g in df.groupby(list(cols), sort=False, dropna=False):
-        kt = key if isinstance(key, tuple) else (key,)
-        out.append((dict(zip(cols, kt, strict=True)), g))
-    return out
-
-
-def _where(combo: dict[str, Any]) -> str:
-    return ", ".join(f"{k} = {_label(v)}" for k, v in combo.items())
-
-
 # --------------------------------------------------------------------------
 # S1: throughput against size, one line per slowdown
 # --------------------------------------------------------------------------
-
-
-def size_unit(largest: float) -> tuple[float, str]:
-    """The binary unit (divisor, name) in which ``largest`` bytes reads as a
-    number between 1 and 1024: axes and tables of sizes in human units.
-
-    >>> size_unit(268435456), size_unit(1.5 * 2**30), size_unit(500)
-    ((1048576, 'MiB'), (1073741824, 'GiB'), (1, 'B'))
-    """
-    for div, name in ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
-        if largest >= div:
-            return div, name
-    return 1, "B"
 
 
 def capacity_counts(store: str | os.PathLike[str], experiment: str) -> str:
@@ -202,9 +149,9 @@ def capacity_slowdown_section(
         d["_x"] = d[cap_metric].astype(float) / div
         xlabel = f"tier {idx} capacity ({unit})"
     else:
-        x = _numeric(d[capacity])
+        x = as_numbers(d[capacity])
         d["_x"] = x if x is not None else d[capacity].astype(str)
-        xlabel = f"{capacity} (as swept)"
+        xlabel = f"{param_name(capacity)} (as swept)"
     table = has_cap and bool((d[slowdown] == 1).any())
     text = (
         "As S1 Fig. 8: each line is one slowdown of the tier's medium; the mean over repetitions. "
@@ -225,16 +172,16 @@ def capacity_slowdown_section(
     else:
         text += "The equivalent-capacity table (S1 Table II) needs a slowdown of 1 to compare with."
     sec = Section("Throughput against capacity, one line per slowdown", text)
-    for combo, g in _combos(d, others):
-        fig, (ax,) = _figure()
+    for combo, g in combos(d, others):
+        fig, (ax,) = figure()
         m = g.groupby([slowdown, capacity], sort=False)[["_x", metric]].mean().reset_index()
         m = m.sort_values([slowdown, "_x"])
         for s, line in m.groupby(slowdown, sort=True):
-            ax.plot(line["_x"], line[metric], marker="o", ms=3, label=f"slowdown {_label(s)}")
+            ax.plot(line["_x"], line[metric], ms=3, label=f"slowdown {value_text(s)}")
         ax.set_xlabel(xlabel)
-        ax.set_ylabel(_axis_label(metric))
+        ax.set_ylabel(axis_label(metric))
         if has_cap:
-            ax.xaxis.set_major_formatter(_thousands())
+            ax.xaxis.set_major_formatter(thousands())
         vals = m[metric][m[metric] > 0]
         log = bool(len(vals) and vals.max() > 100 * vals.min())
         if log:
@@ -242,20 +189,23 @@ def capacity_slowdown_section(
             # footprint (no disk reads left): a linear axis would flatten the
             # sizes where the lines must be compared.
             ax.set_yscale("log")
-            ax.set_ylabel(f"{_axis_label(metric)} (log scale)")
+            ax.set_ylabel(f"{axis_label(metric)} (log scale)")
         else:
-            ax.yaxis.set_major_formatter(_thousands())
-        ax.set_title(_where(combo) or "all points", fontsize=10)
+            ax.yaxis.set_major_formatter(thousands())
+            from_zero(ax)
+        if combo:
+            ax.set_title(where(combo, counts), fontsize=10)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
         fig.tight_layout()
         runs = len(g)
         caption = (
-            f"{_axis_label(metric)} against {xlabel}, one line per value of {slowdown}"
-            f" ({_where(combo) or 'all points'}; {_count(runs, 'run')}"
+            f"{axis_label(metric)} against {xlabel}, one line per {param_name(slowdown)}"
+            f" ({where(combo, counts) + '; ' if combo else ''}{counted(runs, 'run')}"
             f"{', mean over repetitions' if g['rep'].nunique() > 1 else ''})."
         )
-        sec.figures.append(Plot(f"throughput-{_slug(_where(combo) or 'all')}", fig, caption))
+        stem = "-".join(["throughput", *([_slug(where(combo, counts))] if combo else [])])
+        sec.figures.append(Plot(stem, fig, caption))
     if table:
         eq = equivalent_capacity(
             d,
@@ -279,32 +229,6 @@ def capacity_slowdown_section(
         )
         sec.tables.append(("Equivalent capacity at each swept capacity", show))
     return sec
-
-
-_AXIS_LABELS = {
-    "throughput_rps": "throughput (requests/s)",
-    "latency_ns.p99": "p99 latency (ns)",
-    "miss_ratio": "miss ratio",
-    "byte_miss_ratio": "byte miss ratio",
-    "amat_ns": "mean access time (ns)",
-    "access_time_ns": "storage access time (ns)",
-    "total_time_ns": "simulated time (ns)",
-}
-
-
-def _axis_label(metric: str) -> str:
-    return _AXIS_LABELS.get(metric, metric)
-
-
-def _thousands() -> Any:
-    from matplotlib.ticker import FuncFormatter
-
-    return FuncFormatter(lambda v, _pos: f"{v:,.0f}" if abs(v) >= 100 else f"{v:g}")
-
-
-def _count(n: int, what: str) -> str:
-    """``1 point``, ``2 points``."""
-    return f"{n:,} {what}" + ("" if n == 1 else "s")
 
 
 # --------------------------------------------------------------------------
@@ -332,21 +256,21 @@ def admission_storage_section(
     sec = Section(
         "Storage access time per storage technology and cache",
         f"As S5 Figs. 3-5: {metric} of each cache configuration relative to "
-        f"'{_label(base)}' on the same storage (1 = the same time; lower is better); "
+        f"'{value_text(base)}' on the same storage (1 = the same time; lower is better); "
         "gain = 1 - relative time.",
     )
     techs = list(dict.fromkeys(df[_BACKING]))
     # One figure per combination of the other axes but the last, one panel per
     # value of the last.
     outer, inner = list(others[:-1]), list(others[-1:])
-    for combo, sub in _combos(g, outer):
-        panels = _combos(sub, inner)
+    for combo, sub in combos(g, outer):
+        panels = combos(sub, inner)
         if inner:
             # Panels in the axis's order (df is in point order), not the
             # order the gain table happens to be grouped in ("10%" < "5%").
             order = {v: i for i, v in enumerate(dict.fromkeys(df[inner[0]]))}
             panels.sort(key=lambda p: order.get(p[0][inner[0]], len(order)))
-        fig, axes = _figure(5.0 if len(panels) > 1 else 7.0, 4.5, len(panels))
+        fig, axes = figure(5.0 if len(panels) > 1 else 7.0, 4.5, len(panels))
         for ax, (pc, pg) in zip(axes, panels, strict=True):
             width = 0.8 / max(1, len(configs))
             for j, c in enumerate(configs):
@@ -356,31 +280,33 @@ def admission_storage_section(
                     for t in techs
                 ]
                 xs = [i + (j - (len(configs) - 1) / 2) * width for i in range(len(techs))]
-                ax.bar(xs, ys, width, label=_label(c))
-            ax.set_xticks(range(len(techs)), [_label(t) for t in techs], fontsize=8)
-            ax.set_ylabel(f"{_axis_label(metric).removesuffix(' (ns)')} relative to {_label(base)}")
-            ax.set_title(_where(pc) or "all points", fontsize=9)
+                ax.bar(xs, ys, width, label=value_text(c))
+            ax.set_xticks(range(len(techs)), [value_text(t) for t in techs], fontsize=8)
+            ax.set_ylabel(f"{axis_label(metric)} relative to {value_text(base)}")
+            if pc:
+                ax.set_title(where(pc), fontsize=9)
             ax.axhline(1.0, color="grey", lw=0.8)
             ax.grid(True, axis="y", alpha=0.3)
         axes[0].legend(fontsize=8)
         if combo:
-            fig.suptitle(_where(combo), fontsize=10)
+            fig.suptitle(where(combo), fontsize=10)
         fig.tight_layout()
         runs = d
         for k, v in combo.items():
             runs = runs[runs[k] == v]
         caption = (
-            f"{_axis_label(metric).removesuffix(' (ns)')} of each value of {admission} "
+            f"{axis_label(metric)} of each {param_name(admission)} "
             "relative to "
-            f"'{_label(base)}', one bar group per {_BACKING}"
-            + (f", one panel per value of {inner[0]}" if inner else "")
-            + f" ({_where(combo) or 'all points'}; {_count(len(runs), 'run')}"
+            f"'{value_text(base)}', one bar group per {param_name(_BACKING)}"
+            + (f", one panel per {param_name(inner[0])}" if inner else "")
+            + f" ({where(combo) + '; ' if combo else ''}{counted(len(runs), 'run')}"
             + (", mean over repetitions" if runs["rep"].nunique() > 1 else "")
             + ")."
         )
-        sec.figures.append(Plot(f"access-time-{_slug(_where(combo) or 'all')}", fig, caption))
+        stem = "-".join(["access-time", *([_slug(where(combo))] if combo else [])])
+        sec.figures.append(Plot(stem, fig, caption))
     table = g[g["config"] != base].copy()
-    sec.tables.append((f"Gain in {metric} over '{_label(base)}'", table))
+    sec.tables.append((f"Gain in {metric} over '{value_text(base)}'", table))
     return sec
 
 
@@ -443,13 +369,20 @@ def timeline_section(
         "repetition), one line per point"
         + ("; dotted lines mark the end of each successive PostMark run." if bounds else "."),
     )
-    fig, (ax,) = _figure(8.0, 4.5)
-    for combo, g in _combos(t, axes):
+    fig, (ax,) = figure(8.0, 4.5)
+    for combo, g in combos(t, axes):
         g = g.sort_values("requests")
         # An interval of deletes only (PostMark's end of run) has no lookups and
         # no miss ratio: a gap in the line, not a drop to 0.
         y = g["miss_ratio"].where(g["lookups"] > 0) if "lookups" in g else g["miss_ratio"]
-        ax.plot(g["requests"] / 1e6, y, lw=1.2, label=_where(combo) or "run")
+        ax.plot(
+            g["requests"] / 1e6,
+            y,
+            lw=1.2,
+            ms=3,
+            markevery=max(1, len(g) // 8),
+            label=where(combo) or "run",
+        )
     for b in bounds[:-1]:
         ax.axvline(b / 1e6, color="grey", ls=":", lw=1)
     ax.set_xlabel("requests (millions)")
@@ -458,15 +391,15 @@ def timeline_section(
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    lines = len(_combos(t, axes))
+    lines = len(combos(t, axes))
     sec.figures.append(
         Plot(
             "miss-ratio-over-time",
             fig,
             f"Miss ratio of each timeline interval against requests simulated, "
-            f"{_count(lines, 'line')} (one per point"
-            + (f": {', '.join(axes)}" if axes else "")
-            + (f"; at the largest {runs_ax}" if runs_ax else "")
+            f"{counted(lines, 'line')} (one per point"
+            + (f": {', '.join(param_name(a) for a in axes)}" if axes else "")
+            + (f"; at the largest {param_name(runs_ax)}" if runs_ax else "")
             + "; first repetition)"
             + ("; dotted lines: end of each PostMark run." if bounds else "."),
         )
@@ -506,56 +439,140 @@ def _metrics(df: pd.DataFrame, axes: Sequence[str] = ()) -> list[str]:
     ]
 
 
+def _draw(
+    ax: Any, lines: list[tuple[str | None, list[Any], list[float]]], categories: list[str] | None
+) -> None:
+    """Lines of (label, xs, ys) on ``ax``. A numeric x axis joins each
+    line's points; a categorical one (a policy, a technology) draws each
+    line's points apart, side by side at each category, and joins nothing:
+    there is nothing between two policies."""
+    if categories is None:
+        for label, xs, ys in lines:
+            ax.plot(xs, ys, ms=3, label=label)
+        return
+    pos = {c: i for i, c in enumerate(categories)}
+    step = 0.6 / max(1, len(lines))
+    for k, (label, xs, ys) in enumerate(lines):
+        off = (k - (len(lines) - 1) / 2) * step
+        ax.plot([pos[x] + off for x in xs], ys, linestyle="none", ms=5, label=label)
+    # Many names side by side run into each other: slanted then.
+    slant = 30 if len(categories) > 8 else 0
+    ax.set_xticks(
+        range(len(categories)),
+        categories,
+        fontsize=8,
+        rotation=slant,
+        ha="right" if slant else "center",
+    )
+    ax.set_xlim(-0.5, len(categories) - 0.5)
+
+
+def _legend(ax: Any, entries: int) -> None:
+    """A legend inside the axes for a few entries, beside them for many."""
+    if entries > 6:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    else:
+        ax.legend(fontsize=7)
+
+
+def _time_scaled(metric: str, values: Sequence[float]) -> tuple[float, str]:
+    """The divisor and unit a metric is drawn in: times (``_ns``) in ns, us,
+    ms or s by their largest value; anything else as it is."""
+    if metric.endswith("_ns") or "_ns." in metric:
+        finite = [abs(float(v)) for v in values if v == v]
+        return time_unit(max(finite, default=0.0))
+    return 1.0, ""
+
+
+#: The metrics the generic section draws first, in this order.
+_FIRST = [
+    "miss_ratio",
+    "byte_miss_ratio",
+    "throughput_rps",
+    "amat_ns",
+    "latency_ns.p99",
+    "access_time_ns",
+    "total_time_ns",
+]
+
+
 def generic_section(
     df: pd.DataFrame, axes: Sequence[str], max_plots: int = 12, counts: str = "bytes"
 ) -> Section:
     """Each metric against the first axis, one line per combination of the
     other axes (mean over repetitions)."""
     sec = Section(
-        "Each metric against the first axis",
-        "Mean over repetitions; one line per combination of the other axes.",
+        f"Each metric against {param_name(axes[0]) if axes else 'the first axis'}",
+        "Mean over repetitions"
+        + (
+            f"; one line (or, against names, one marker) per combination of "
+            f"{', '.join(param_name(a) for a in axes[1:])}."
+            if len(axes) > 1
+            else "."
+        ),
     )
     d = df[df["status"] == "ok"].copy()
     if not axes or d.empty:
         return sec
     first, rest = axes[0], list(axes[1:])
-    xlabel = first
+    xlabel = param_name(first)
     cap = _CAPACITY.match(first)
     cap_metric = f"tiers.{cap.group(1)}.capacity" if cap else ""
     sizes = cap_metric in d.columns
+    categories: list[str] | None = None
     if sizes:
         # A capacity axis is drawn in the runs' own bytes, in a binary unit
         # (a share such as "10%" resolves to different bytes per footprint).
         div, unit = _capacity_scale(d, cap_metric, counts)
         d["_x"] = d[cap_metric].astype(float) / div
         xlabel = f"tier {cap.group(1) if cap else 0} capacity ({unit})"
-        numeric = True
     else:
-        x = _numeric(d[first])
-        d["_x"] = x if x is not None else d[first].astype(str)
-        numeric = x is not None
-    for metric in _metrics(d, axes)[:max_plots]:
-        fig, (ax,) = _figure()
-        for combo, g in _combos(d, rest):
-            if numeric:
+        x = as_numbers(d[first])
+        if x is None:
+            d["_x"] = [param_value(first, v, counts) for v in d[first]]
+            categories = list(dict.fromkeys(d["_x"]))
+        else:
+            d["_x"] = x
+    # The figures a reader compares first, first; a metric the same at every
+    # point (deletes, flush time in a run without flushes) draws a flat line
+    # that says nothing: the table of all results has it.
+    shown = [m for m in _metrics(d, axes) if len(d) < 2 or d[m].nunique(dropna=True) > 1]
+    shown.sort(key=lambda m: _FIRST.index(m) if m in _FIRST else len(_FIRST))
+    if len(shown) < len(_metrics(d, axes)):
+        sec.text += " Metrics the same at every point are in the table of all results only."
+    for metric in shown[:max_plots]:
+        lines: list[tuple[str | None, list[Any], list[float]]] = []
+        for combo, g in combos(d, rest):
+            if categories is None:
                 m = g.groupby(first, sort=False)[["_x", metric]].mean().sort_values("_x")
                 xs, ys = list(m["_x"]), list(m[metric])
             else:
                 mm = g.groupby("_x", sort=False)[metric].mean()
                 xs, ys = list(mm.index), list(mm.values)
-            ax.plot(xs, ys, marker="o", ms=3, label=_where(combo) or metric)
+            lines.append((where(combo, counts) or None, xs, ys))
+        div, unit = _time_scaled(metric, [y for _, _, ys in lines for y in ys])
+        lines = [(lab, xs, [y / div for y in ys]) for lab, xs, ys in lines]
+        fig, (ax,) = figure(8.5 if len(lines) > 6 else 7.0, 4.5)
+        _draw(ax, lines, categories)
         ax.set_xlabel(xlabel)
-        ax.set_ylabel(_axis_label(metric))
+        ax.set_ylabel(axis_label(metric, unit))
         if sizes:
-            ax.xaxis.set_major_formatter(_thousands())
+            ax.xaxis.set_major_formatter(thousands())
+        ax.yaxis.set_major_formatter(thousands())
+        from_zero(ax)
         ax.grid(True, alpha=0.3)
         if rest:
-            ax.legend(fontsize=7)
+            _legend(ax, len(lines))
         fig.tight_layout()
         caption = (
-            f"{_axis_label(metric)} against {xlabel}"
-            + (f", one line per combination of {', '.join(rest)}" if rest else "")
-            + f" ({_count(len(d), 'run')}"
+            f"{axis_label(metric, unit)} against {xlabel}"
+            + (
+                f", one {'line' if categories is None else 'marker'} per combination of "
+                f"{', '.join(param_name(a) for a in rest)}"
+                if rest
+                else ""
+            )
+            + f" ({counted(len(d), 'run')}"
             + (", mean over repetitions" if d["rep"].nunique() > 1 else "")
             + ")."
         )
@@ -579,25 +596,37 @@ def time_section(df: pd.DataFrame, axes: Sequence[str]) -> Section | None:
         return None
     x = _CLIENTS if _CLIENTS in axes else axes[0]
     rest = [a for a in axes if a != x]
-    xs = _numeric(d[x])
-    d["_x"] = xs if xs is not None else d[x].astype(str)
-    fig, (a1, a2) = _figure(5.5, 4.0, ncols=2)
-    for combo, g in _combos(d, rest):
+    xs = as_numbers(d[x])
+    categories = None
+    if xs is None:
+        d["_x"] = [param_value(x, v) for v in d[x]]
+        categories = list(dict.fromkeys(d["_x"]))
+    else:
+        d["_x"] = xs
+    tput: list[tuple[str | None, list[Any], list[float]]] = []
+    p99: list[tuple[str | None, list[Any], list[float]]] = []
+    for combo, g in combos(d, rest):
         m = g.groupby("_x", sort=xs is not None)[["throughput_rps", _P99]].mean()
-        label = _where(combo) or None
-        a1.plot(list(m.index), list(m["throughput_rps"]), marker="o", ms=3, label=label)
-        a2.plot(list(m.index), list(m[_P99] / 1e3), marker="o", ms=3, label=label)
-    a1.set_ylabel(_axis_label("throughput_rps"))
-    a1.yaxis.set_major_formatter(_thousands())
-    a2.set_ylabel("p99 latency (us)")
+        label = where(combo) or None
+        tput.append((label, list(m.index), list(m["throughput_rps"])))
+        p99.append((label, list(m.index), list(m[_P99])))
+    div, unit = time_unit(max(float(v) for _, _, ys in p99 for v in ys if v == v))
+    p99 = [(lab, xv, [v / div for v in ys]) for lab, xv, ys in p99]
+    fig, (a1, a2) = figure(5.5, 4.0, ncols=2)
+    _draw(a1, tput, categories)
+    _draw(a2, p99, categories)
+    a1.set_ylabel(axis_label("throughput_rps"))
+    a1.yaxis.set_major_formatter(thousands())
+    a2.set_ylabel(axis_label(_P99, unit))
     for ax in (a1, a2):
-        ax.set_xlabel(x)
+        ax.set_xlabel(param_name(x))
+        from_zero(ax)
         ax.grid(True, alpha=0.3)
-        if rest:
-            ax.legend(fontsize=7)
+    if rest:
+        _legend(a2, len(tput))
     fig.tight_layout()
     sec = Section(
-        f"Throughput and p99 latency against {x}",
+        f"Throughput and p99 latency against {param_name(x)}",
         "From the time model (docs/time.md): requests completed per second of "
         "simulated time, and the 99th percentile of request latency.",
     )
@@ -605,9 +634,13 @@ def time_section(df: pd.DataFrame, axes: Sequence[str]) -> Section | None:
         Plot(
             "throughput-p99",
             fig,
-            f"Throughput and p99 latency against {x}"
-            + (f", one line per combination of {', '.join(rest)}" if rest else "")
-            + f" ({_count(len(d), 'run')}"
+            f"Throughput and p99 latency against {param_name(x)}"
+            + (
+                f", one line per combination of {', '.join(param_name(a) for a in rest)}"
+                if rest
+                else ""
+            )
+            + f" ({counted(len(d), 'run')}"
             + (", mean over repetitions" if d["rep"].nunique() > 1 else "")
             + ").",
         )
@@ -637,7 +670,7 @@ MAX_DEVICE_RUNS = 12
 def _run_labels(d: pd.DataFrame, axes: Sequence[str]) -> list[str]:
     if not axes:
         return [f"run {i + 1}" for i in range(len(d))]
-    return [", ".join(_label(r[a]) for a in axes) for _, r in d.iterrows()]
+    return [", ".join(param_value(a, r[a]) for a in axes) for _, r in d.iterrows()]
 
 
 def device_section(df: pd.DataFrame, axes: Sequence[str]) -> Section | None:
@@ -666,7 +699,7 @@ def device_section(df: pd.DataFrame, axes: Sequence[str]) -> Section | None:
     )
     seconds = d[time_col].astype(float).to_numpy() / 1e9
     labels = _run_labels(d, axes)
-    fig, (ax,) = _figure(max(7.0, 1.2 * len(labels) * len(have)), 4.5)
+    fig, (ax,) = figure(max(7.0, 1.2 * len(labels) * len(have)), 4.5)
     width = 0.8 / len(have)
     highest = 0.0
     x = np.arange(len(labels))
@@ -693,7 +726,7 @@ def device_section(df: pd.DataFrame, axes: Sequence[str]) -> Section | None:
     ax.set_ylabel("power (W)")
     if highest > 0:
         ax.set_ylim(0, highest * 1.12)  # room for the device labels over the bars
-    ax.set_xlabel(", ".join(axes) if axes else "run")
+    ax.set_xlabel(", ".join(param_name(a) for a in axes) if axes else "run")
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
@@ -702,7 +735,7 @@ def device_section(df: pd.DataFrame, axes: Sequence[str]) -> Section | None:
             "power-by-state",
             fig,
             f"Mean power of each device ({', '.join(n for _, n in have)}) by state, "
-            f"one bar per run and device ({_count(len(d), 'run')}).",
+            f"one bar per run and device ({counted(len(d), 'run')}).",
         )
     )
     # Wear histograms: `[erases, erase blocks]` pairs, stored flattened.
@@ -712,7 +745,7 @@ def device_section(df: pd.DataFrame, axes: Sequence[str]) -> Section | None:
             tier, pair, part = int(m.group(1)), int(m.group(2)), m.group(3)
             hist.setdefault(tier, {}).setdefault(pair, {})[part] = str(c)
     for tier, pairs in sorted(hist.items()):
-        fig, (ax,) = _figure()
+        fig, (ax,) = figure()
         for (_, r), label in zip(d.iterrows(), labels, strict=True):
             pts = sorted(
                 (float(r[cols["0"]]), float(r[cols["1"]]))
@@ -783,188 +816,15 @@ def build_sections(
     return meta, df, sections
 
 
-def _png_b64(fig: Figure) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return base64.b64encode(buf.getvalue()).decode("ascii")
+# The HTML writer moved to tierlab.report_html; its names stay reachable
+# here (``from tierlab.report import write_report``) without an import
+# cycle: report_html imports the sections from this module.
+_HTML_NAMES = frozenset({"write_report", "make_folder", "formatted", "column_format"})
 
 
-def _table_html(df: pd.DataFrame) -> str:
-    shown = formatted(df.head(MAX_TABLE_ROWS))
-    out: str = shown.to_html(index=False, border=0, classes="results")
-    if len(df) > MAX_TABLE_ROWS:
-        out += f"<p>(first {MAX_TABLE_ROWS} of {len(df):,} rows)</p>"
-    return out
+def __getattr__(name: str) -> Any:
+    if name in _HTML_NAMES:
+        from tierlab import report_html
 
-
-def formatted(df: pd.DataFrame, na: str = "") -> pd.DataFrame:
-    """The table as text, one number format per column: a missing value is
-    ``na`` (never "None" or "nan"), whole numbers get thousands separators,
-    and the other numbers of a column get the same decimals (four
-    significant digits at the column's largest value, fewer when the
-    values need fewer)."""
-    return df.apply(lambda col: col.map(column_format(list(col), na)))
-
-
-def _is_number(v: Any) -> bool:
-    # numbers.Real covers numpy's scalars too (numpy's bool is not one); a
-    # bool is a word, not a number.
-    return isinstance(v, numbers.Real) and not isinstance(v, bool)
-
-
-def column_format(values: Sequence[Any], na: str = "") -> Any:
-    """The one formatter of a column of values.
-
-    >>> f = column_format([0.5, 0.123456, None])
-    >>> f(0.5), f(0.123456), f(None)
-    ('0.5000', '0.1235', '')
-    >>> f = column_format([286088.1, 30503.25])
-    >>> f(286088.1), f(30503.25)
-    ('286,088', '30,503')
-    >>> f = column_format([1, 2.0, "n/a"])
-    >>> f(1), f(2.0), f("n/a")
-    ('1', '2', 'n/a')
-    >>> f = column_format([0.6, 1.0])
-    >>> f(0.6), f(1.0)
-    ('0.6', '1.0')
-    """
-    nums = [float(v) for v in values if _is_number(v) and math.isfinite(v)]
-    decimals = 0
-    if nums:
-        top = max(abs(x) for x in nums)
-        digits = math.floor(math.log10(top)) + 1 if top > 0 else 1
-        most = min(8, max(0, 4 - digits))
-        # No more decimals than the column's values need: 0.6 and 1.0 as given
-        # (0.6, 1.0), not 0.6000 and 1.0000.
-        decimals = next(
-            (
-                k
-                for k in range(most + 1)
-                if all(abs(round(x, k) - x) <= 1e-9 * max(1, abs(x)) for x in nums)
-            ),
-            most,
-        )
-
-    def fmt(v: Any) -> str:
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            return na
-        if not _is_number(v):
-            return str(v)
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return f"{v:,.{decimals}f}"
-
-    return fmt
-
-
-_CSS = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
-h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; } h3 { font-size: 1em; }
-table.results { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
-table.results th, table.results td { padding: 2px 8px; border-bottom: 1px solid #ddd;
-  text-align: right; }
-table.results th { background: #f4f4f4; }
-img { max-width: 100%; } .meta { color: #555; font-size: 0.9em; }
-figcaption { font-size: 0.9em; color: #333; } figcaption .file { color: #777; }
-"""
-
-
-def make_folder(out: Path) -> None:
-    """Creates the folder a command writes into (and its parents); a file
-    in the way is named as such, not as mkdir's "File exists"."""
-    for p in (out, *out.parents):
-        if p.exists() and not p.is_dir():
-            raise StoreError(f"{p}: is a file; the output is a folder (-o DIR)")
-    out.mkdir(parents=True, exist_ok=True)
-
-
-def write_report(
-    store: str | os.PathLike[str],
-    out_dir: str | os.PathLike[str] | None = None,
-    *,
-    experiment: str | None = None,
-    extra: Sequence[Section] = (),
-) -> Report:
-    """Writes the plots (PNG and SVG) and one self-contained HTML file of an
-    experiment's results.
-
-    Parameters
-    ----------
-    store
-        A results store (``tierlab sweep``).
-    out_dir
-        Where to write (created if absent); default ``<experiment>-report``
-        beside the store.
-    experiment
-        Which experiment, when the store holds several.
-    extra
-        Sections put first (``tierlab reproduce``'s comparison with the paper).
-
-    Returns
-    -------
-    Report
-        The HTML file and the plot files.
-    """
-    from tierlab import __version__
-    from tierlab.store import Store
-
-    with Store(store, create=False):
-        pass  # a missing file or another kind of file fails here, with StoreError
-    meta, df, sections = build_sections(store, experiment)
-    name = meta["name"]
-    out = Path(out_dir) if out_dir is not None else Path(store).parent / f"{name}-report"
-    make_folder(out)
-    sections = [*extra, *sections]
-    plots: list[Path] = []
-    body: list[str] = []
-    ok = int((df["status"] == "ok").sum()) if not df.empty else 0
-    failed = int((df["status"] == "error").sum()) if not df.empty else 0
-    axes = [a["key"] for a in meta.get("axes", [])]
-    body.append(f"<h1>{html.escape(name)}</h1>")
-    if meta.get("description"):
-        body.append(f"<p>{html.escape(meta['description'])}</p>")
-    body.append(
-        f"<p class='meta'>{_count(ok, 'point')} ok, {failed:,} failed; axes: "
-        f"{html.escape(', '.join(axes) or 'none')}; repetitions: "
-        f"{meta.get('repetitions', 1)}; store: {html.escape(str(store))}; "
-        f"report by tierlab {html.escape(__version__)}.</p>"
-    )
-    used: set[str] = set()
-    for sec in sections:
-        body.append(f"<h2>{html.escape(sec.title)}</h2>")
-        if sec.text:
-            body.append(f"<p>{html.escape(sec.text)}</p>")
-        for plot in sec.figures:
-            fig = plot.figure
-            stem = f"{name}-{plot.name}"
-            while stem in used:
-                stem += "-2"
-            used.add(stem)
-            for ext in ("png", "svg"):
-                p = out / f"{stem}.{ext}"
-                fig.savefig(p, format=ext)
-                plots.append(p)
-            body.append(
-                f"<figure><img alt='{html.escape(plot.caption)}' "
-                f"src='data:image/png;base64,{_png_b64(fig)}'/>"
-                f"<figcaption>{html.escape(plot.caption)} "
-                f"<span class='file'>({html.escape(stem)}.svg)</span></figcaption></figure>"
-            )
-        for title, table in sec.tables:
-            body.append(f"<h3>{html.escape(title)}</h3>")
-            body.append(_table_html(table))
-    body.append("<h2>All results</h2>")
-    cols = [c for c in df.columns if c not in ("hash", "version", "finished_at", "experiment")]
-    body.append(_table_html(df[cols]))
-    if failed:
-        errs = df[df["status"] == "error"][[*axes, "rep", "error"]]
-        body.append("<h3>Failed points</h3>")
-        body.append(_table_html(errs))
-    page = (
-        "<!DOCTYPE html>\n<html><head><meta charset='utf-8'>"
-        f"<title>tierlab: {html.escape(name)}</title><style>{_CSS}</style></head>"
-        f"<body>{''.join(body)}</body></html>\n"
-    )
-    path = out / f"{name}.html"
-    path.write_text(page, encoding="utf-8")
-    return Report(name, path, plots, sections)
+        return getattr(report_html, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -235,16 +235,16 @@ def experiment_text(stem: str) -> str:
     return f.read_text("utf-8")
 
 
-def _scale_size(v: Any, f: float) -> Any:
+def scale_size(v: Any, f: float) -> Any:
     """A capacity times ``f``: numbers and sizes scale, shares ("10%") do not."""
     if isinstance(v, bool):
         return v
     if isinstance(v, int | float):
         return max(1, round(v * f))
     if isinstance(v, str) and not v.strip().endswith("%"):
-        from tierlab.experiment import _size
+        from tierlab.experiment import size_value
 
-        n, kind = _size(v, "capacity")
+        n, kind = size_value(v, "capacity")
         if kind == "size":
             return max(1, round(n * f))
     return v
@@ -272,7 +272,7 @@ def scaled_experiment(stem: str, scale: float = 1.0) -> dict[str, Any]:
     w["scale"] = float(w.get("scale", 1.0)) * scale
     for t in exp["base"].get("tier", []):
         if "capacity" in t:
-            t["capacity"] = _scale_size(t["capacity"], scale)
+            t["capacity"] = scale_size(t["capacity"], scale)
     for a in exp.get("axis", []):
         if a.get("key") == "workload" and "values" in a:
             for v in a["values"]:

@@ -443,16 +443,24 @@ fn mrc_method(
 }
 
 /// `mrc`'s answer as Python gets it (below).
-type MrcTuple = (Vec<u64>, Vec<f64>, u64, String, Option<Vec<String>>);
+type MrcTuple = (
+    Vec<u64>,
+    Vec<f64>,
+    u64,
+    String,
+    Option<Vec<String>>,
+    Option<String>,
+);
 
 /// mrc(config_json, sizes=None, shards_rate=None, shards_size=None,
 ///     policy_json=None, hierarchy_json=None, progress=None)
-///     -> (list[int], list[float], int, str, list[str] | None)
+///     -> (list[int], list[float], int, str, list[str] | None, str | None)
 ///
 /// A miss-ratio curve of the config's workload as (sizes, miss ratios, the
 /// largest object in the stack: 0 for a simulated curve, the method's
 /// label, and with sizes given each point's size as given: sizes that
-/// resolve alike make one point, labelled by the first given). The core chooses the method (its `Ask`): exact
+/// resolve alike make one point, labelled by the first given; and the note
+/// saying which sizes a SHARDS sample was too small for, left out). The core chooses the method (its `Ask`): exact
 /// LRU by stack distances, SHARDS with a rate or a number of sampled keys,
 /// or, with a policy (JSON: a name or a table) or a hierarchy config
 /// (JSON), simulation at each of `sizes` (required then). Sizes are
@@ -474,7 +482,15 @@ fn mrc(
     let mut rep = Progress::new(progress, None, EVERY);
     let r = py.allow_threads(|| tl::curve(config_json, &ask, |n| rep.tick(n)));
     let (m, method) = rep.finish(r)?;
-    Ok((m.sizes, m.miss_ratios, m.largest, method.label(), m.labels))
+    let note = m.left_out.map(|l| l.note);
+    Ok((
+        m.sizes,
+        m.miss_ratios,
+        m.largest,
+        method.label(),
+        m.labels,
+        note,
+    ))
 }
 
 #[pymodule]

@@ -86,7 +86,7 @@ def handle(a: argparse.Namespace) -> int:
     if not a.no_plot:
         warm.start()
     with progress(not a.no_progress, "computing the curve") as cb:
-        xs, ys, largest = mrc_points(
+        xs, ys, largest, left_out = mrc_points(
             a.input,
             format=a.format,
             unit_size=a.unit_size,
@@ -97,13 +97,10 @@ def handle(a: argparse.Namespace) -> int:
             config=a.config,
             progress=cb,
         )
-    objects = _counts_objects(a)
-    if a.shards is not None:
-        bound = shards_bound(a.shards, largest)
-        xs, ys = _reliable(xs, ys, bound, f"SHARDS at rate {a.shards:g}", objects)
-    elif a.shards_size is not None and a.sizes is None and xs:
-        bound = shards_size_bound(a.shards_size, xs[-1], objects)
-        xs, ys = _reliable(xs, ys, bound, f"SHARDS with {a.shards_size:,} keys", objects)
+    # Sizes a SHARDS sample is too small for are left out by the engine
+    # (the same rule as tierlab.mrc's), which says so.
+    if left_out is not None:
+        print(f"note: {left_out}", file=sys.stderr)
     # The csv module, not pandas: pandas' import alone costs more than SHARDS
     # takes on a 20M-request trace. Floats print as repr, as pandas does.
     import csv
@@ -130,6 +127,7 @@ def handle(a: argparse.Namespace) -> int:
         # plot names the user's config file instead.
         method = f"{Path(a.config).name} (simulated)"
     simulated = a.policy is not None or a.config is not None
+    objects = _counts_objects(a)
     _plot(xs, ys, png, f"{Path(a.input).name}: {method}", objects, simulated)
     print(f"wrote {len(xs):,} points to {out} and the plot to {png}")
     return 0
@@ -146,74 +144,6 @@ def _counts_objects(a: argparse.Namespace) -> bool:
 
     w = load_config(a.input).get("workload")
     return bool(isinstance(w, dict) and w.get("unit_size"))
-
-
-#: SHARDS scales each sampled reuse distance by 1/R (Waldspurger et al.,
-#: "Efficient MRC Construction with SHARDS", FAST 2015, section 4.1): the curve
-#: at a size s rests on the s*R sampled objects that fit in it, and the
-#: smallest size it resolves is 1/R objects. With few of them it says little:
-#: at 10 sampled objects (1,000 objects at R = 0.01) a Zipf(1) curve read 0.69
-#: where the exact one reads 0.53, at 50 it was within 0.025 at rates 0.01 and
-#: 0.001 (docs/mrc.md, "SHARDS at small sizes"). Sizes holding fewer sampled
-#: objects than this are left out of the CSV and the plot.
-SHARDS_MIN_SAMPLED = 50
-
-
-def shards_bound(rate: float, largest: int) -> int:
-    """The smallest size whose SHARDS miss ratio the sample supports: room
-    for SHARDS_MIN_SAMPLED sampled objects, each counted as large as the
-    largest object (1 with unit sizes), so that with mixed sizes the bound
-    errs on the side of leaving a size out."""
-    import math
-
-    return math.ceil(SHARDS_MIN_SAMPLED * max(1, largest) / rate)
-
-
-def shards_size_bound(keys: int, footprint: int, objects: bool) -> int:
-    """:func:`shards_bound` of fixed-size SHARDS, whose final rate the engine
-    does not report: with ``keys`` sampled keys spread over a ``footprint``
-    (the last size of the curve: distinct objects, or bytes), a size s holds
-    about keys*s/footprint of them. A sample that holds every object
-    (objects only: in bytes the key count is not known) needs no bound."""
-    import math
-
-    if objects and keys >= footprint:
-        return 0
-    return math.ceil(SHARDS_MIN_SAMPLED * footprint / keys)
-
-
-def _reliable(
-    xs: list[int], ys: list[float], bound: int, method: str, objects: bool
-) -> tuple[list[int], list[float]]:
-    """The points at or above ``bound``, saying on stderr what was left out
-    (all points are kept, with a note, when none is above it)."""
-    kept = [i for i, x in enumerate(xs) if x >= bound]
-    if len(kept) == len(xs):
-        return xs, ys
-    shown = f"{bound:,} objects" if objects else _human_bytes(bound)
-    why = (
-        f"{method}: sizes below {shown} hold fewer than "
-        f"{SHARDS_MIN_SAMPLED} sampled objects, too few to trust"
-    )
-    if not kept:
-        print(
-            f"note: {why}, and every size here is below; the exact curve (without "
-            "SHARDS) samples nothing",
-            file=sys.stderr,
-        )
-        return xs, ys
-    print(
-        f"note: {why}: {len(xs) - len(kept):,} points left out (the exact curve, "
-        "without SHARDS, has them)",
-        file=sys.stderr,
-    )
-    return [xs[i] for i in kept], [ys[i] for i in kept]
-
-
-def _human_bytes(n: float) -> str:
-    # Not tierlab._format's: that imports rich, which `mrc --no-plot` skips.
-    unit, f = _axis_unit(n)
-    return f"{n / f:.3g} {unit}"
 
 
 def _axis_unit(largest: float) -> tuple[str, float]:

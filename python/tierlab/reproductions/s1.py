@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from tierlab.reproduce import Context, Figure, Outcome, System, _scale_size
+from tierlab.reproduce import Context, Figure, Outcome, System, scale_size
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -35,6 +35,15 @@ S1_BREAKEVEN_PRICE = {"postmark": 0.27, "bonnie": 0.24}
 #: PostMark 1.5 reads and writes in 512-byte blocks: the kernel looks a page
 #: up once per call, so a 4 KiB page request stands for this many lookups.
 LOOKUPS_PER_PAGE = 4096 // 512
+#: S1 Figure 8's annotation: 712 MB of file memory at slowdown 3 match 512 MB
+#: of DRAM ("only 39% more file memory").
+S1_FIG8_POINT = {"capacity_mib": 512, "slowdown": 3, "ratio": 712 / 512}
+#: S1 Figure 7: PostMark's peak write rate with the original page cache,
+#: cached, once low and high memory hold 1280 MB together (KB/s).
+S1_FIG7_KB_S = 1000.0
+S1_FIG7_MIB = 1280
+#: The page size of the generators (a write page request is this many bytes).
+PAGE = 4096
 #: The experiments: (workload, bundled stem).
 EXPERIMENTS = (("postmark", "s1"), ("bonnie", "s1-bonnie"))
 #: S1's figure of each workload's curves, and what its throughput counts.
@@ -56,13 +65,57 @@ def experiment(ctx: Context, stem: str) -> dict[str, Any]:
     exp = ctx.experiment(stem)
     for a in exp.get("axis", []):
         if a.get("key") == CAPACITY and "range" in a and ctx.scale != 1:
-            a["range"] = {k: _scale_size(v, ctx.scale) for k, v in a["range"].items()}
+            a["range"] = {k: scale_size(v, ctx.scale) for k, v in a["range"].items()}
     w = exp["base"]["workload"]
     if w["type"] == "bonnie":
         # The generator's file: 1 GiB x scale, rounded (preset s1), in 4 KiB pages.
         size = max(1, round((1 << 30) * float(w.get("scale", 1.0))))
         exp["base"].setdefault("run", {})["warmup"] = -(-size // 4096)
     return exp
+
+
+def fig7_experiment(ctx: Context) -> dict[str, Any]:
+    """S1 Figure 7's configuration as one PostMark point: the ``s1``
+    experiment with the page cache cached (copies at the ``linux-2.4-p4``
+    preset's cached rate), DRAM (slowdown 1), 1280 MiB x ``ctx.scale``
+    (docs/reproduce-s1.md, round 4)."""
+    exp = experiment(ctx, "s1")
+    exp["experiment"]["name"] = "s1-fig7"
+    exp["experiment"]["description"] = (
+        "S1 Fig. 7 check: PostMark on the original page cache, cached, 1280 MB"
+    )
+    metrics = list(exp["experiment"].get("metrics", []))
+    exp["experiment"]["metrics"] = [*metrics, *(m for m in ("writes",) if m not in metrics)]
+    exp["base"]["tier"][0]["uncached"] = False
+    exp["base"].setdefault("stack", {})["preset"] = "linux-2.4-p4"
+    exp["axis"] = [
+        {"key": CAPACITY, "values": [scale_size(f"{S1_FIG7_MIB}MiB", ctx.scale)]},
+    ]
+    return exp
+
+
+def fig7_write_kb_s(df: pd.DataFrame) -> float:
+    """PostMark's write rate in KB/s (1024 B) of a run: its counted page
+    writes, whole 4 KiB pages, per counted second."""
+    d = df[df["status"] == "ok"]
+    if d.empty:
+        return math.nan
+    r = d.iloc[0]
+    req = float(r["requests"])
+    return float(r["throughput_rps"]) * float(r["writes"]) / req * PAGE / 1024 if req else math.nan
+
+
+def fig8_point(eq: pd.DataFrame, scale: float) -> float:
+    """The equivalent-capacity ratio at S1 Figure 8's marked point (512 MiB x
+    ``scale`` on the slowdown-3 curve); NaN when it is not defined there."""
+    d = eq[eq["slowdown"] == S1_FIG8_POINT["slowdown"]]
+    if d.empty:
+        return math.nan
+    want = S1_FIG8_POINT["capacity_mib"] * 2**20 * scale
+    i = (d["capacity"] - want).abs().idxmin()
+    if abs(float(d.loc[i, "capacity"]) - want) > 0.01 * want:
+        return math.nan
+    return float(d.loc[i, "ratio"])
 
 
 @contextmanager
@@ -92,7 +145,7 @@ def compare(ctx: Context) -> Outcome:
     figures: list[Figure] = []
     ratio: dict[tuple[str, int], float] = {}
     sections: list[Section] = []
-    best = math.nan
+    best = best_disk = point = math.nan
     for wl, stem in EXPERIMENTS:
         df = ctx.sweep(experiment(ctx, stem), stem)
         eq = equivalent_capacity(df, slowdown=SLOWDOWN, capacity="tiers.0.capacity")
@@ -102,6 +155,8 @@ def compare(ctx: Context) -> Outcome:
             ratio[(wl, s)] = float(r["mean"].iloc[0]) if len(r) else math.nan
         if wl == "postmark":
             best = best_miss_rate(df)
+            best_disk = best_miss_rate(df, "backing.reads")
+            point = fig8_point(eq, ctx.scale)
         sections.append(
             Section(
                 f"S1 {wl}: throughput against ESDC size (Fig. {FIG[wl]})",
@@ -130,12 +185,43 @@ def compare(ctx: Context) -> Outcome:
             )
     figures.append(
         Figure(
+            "fig8_point_postmark_512_s3",
+            "Fig. 8's marked point: file memory at slowdown 3 matching 512 MiB of DRAM, "
+            "as a ratio (712 / 512 MB in S1)",
+            S1_FIG8_POINT["ratio"],
+            point,
+            "ratio",
+            table2_band(S1_FIG8_POINT["ratio"]),
+        )
+    )
+    fig7 = fig7_write_kb_s(ctx.sweep(fig7_experiment(ctx), "s1-fig7"))
+    figures.append(
+        Figure(
+            "fig7_write_kb_s",
+            "check, unbanded: PostMark write rate on the original page cache, cached, "
+            f"{S1_FIG7_MIB} MB (Fig. 7's peak), whole pages",
+            S1_FIG7_KB_S,
+            fig7,
+            "KB/s",
+        )
+    )
+    figures.append(
+        Figure(
             "best_miss_rate_postmark",
             "PostMark ESDC miss rate (per 512 B call) with the ESDC at its largest size",
             S1_BEST_MISS_RATE,
             best,
             "fraction",
             (0.04, 0.15),
+        )
+    )
+    figures.append(
+        Figure(
+            "best_miss_rate_postmark_disk_reads",
+            "beside it, unbanded: pages read from the disk per lookup, the same runs",
+            None,
+            best_disk,
+            "fraction",
         )
     )
     for wl, price in S1_BREAKEVEN_PRICE.items():
@@ -153,16 +239,19 @@ def compare(ctx: Context) -> Outcome:
     return Outcome(figures, sections)
 
 
-def best_miss_rate(df: pd.DataFrame) -> float:
+def best_miss_rate(df: pd.DataFrame, missed: str = "tiers.0.misses") -> float:
     """The ESDC's misses per lookup (8 per 4 KiB page read or written:
-    PostMark's 512-byte calls) at the largest swept size, slowdown 1."""
+    PostMark's 512-byte calls) at the largest swept size, slowdown 1.
+    ``missed``: the lookups that found nothing (``tiers.0.misses``, S1's
+    compared definition) or the pages read from the disk (``backing.reads``)
+    (docs/reproduce-s1.md, "What is counted as a miss")."""
     d = df[df["status"] == "ok"]
     d = d[d[SLOWDOWN] == d[SLOWDOWN].min()]
     if d.empty:
         return math.nan
     top = d[d["tiers.0.capacity"] == d["tiers.0.capacity"].max()]
     # Reads and writes look pages up; a delete (PostMark unlinks a file) does not.
-    misses = float(top["tiers.0.misses"].sum())
+    misses = float(top[missed].sum())
     lookups = LOOKUPS_PER_PAGE * float((top["tiers.0.hits"] + top["tiers.0.misses"]).sum())
     return misses / lookups if lookups > 0 else math.nan
 

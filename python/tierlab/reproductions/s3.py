@@ -43,9 +43,12 @@ BS_GB_DAY, TAU_DAYS, H_LOAN = 12.0, 1.0, 2.0 / 4.4
 SECONDS_PER_YEAR = 365.25 * 86400
 #: A reference's bytes (the generator's line).
 LINE = 64
+#: S3 Figure 7 plots Baseline runtime / Memorage runtime (relative
+#: performance); its 16.5% and 40.5% are that value minus 1
+#: (docs/reproduce-s3.md, C11).
 PAPER = {
-    "runtime_gain_avg": 0.165,
-    "runtime_gain_max": 0.405,
+    "relative_performance_gain_avg": 0.165,
+    "relative_performance_gain_max": 0.405,
     "lifetime_gain_240": 3.9,
     "lifetime_gain_480": 6.9,
 }
@@ -53,17 +56,17 @@ PAPER = {
 
 def _experiment(scale: float) -> dict[str, Any]:
     """s3.toml with the workload scale and both memories times ``scale``."""
-    from tierlab.reproduce import _scale_size, scaled_experiment
+    from tierlab.reproduce import scale_size, scaled_experiment
 
     exp = scaled_experiment("s3", 1.0)
     w = exp["base"]["workload"]
     w["scale"] = float(w.get("scale", 1.0)) * scale
     s = float(w["scale"])
     for t in exp["base"]["tier"]:
-        t["capacity"] = _scale_size(t["capacity"], s)
+        t["capacity"] = scale_size(t["capacity"], s)
     mg = exp["base"]["vm"]["memorage"]
     for k in ("psd", "chunk"):
-        mg[k] = _scale_size(mg[k], s)
+        mg[k] = scale_size(mg[k], s)
     if scale != 1:
         exp["experiment"]["description"] += f" (reproduce --scale {scale:g})"
     return exp
@@ -194,9 +197,10 @@ def lending(bm_bytes_s: float) -> dict[str, float]:
 
 
 def _plot(rel: pd.DataFrame) -> Plot:
-    from tierlab.report import Plot, _figure
+    from tierlab.plotting import figure
+    from tierlab.report import Plot
 
-    fig, (ax, ax2) = _figure(width=10.0, ncols=2)
+    fig, (ax, ax2) = figure(width=10.0, ncols=2)
     names = list(rel.index)
     ax.bar(names, rel["relative_performance"])
     ax.axhline(1.0, color="grey", linewidth=0.8)
@@ -226,9 +230,10 @@ def _plot(rel: pd.DataFrame) -> Plot:
 def _plot_timeline(tl: pd.DataFrame) -> Plot:
     """Free pages, borrowed capacity and swap traffic over the run, Baseline
     beside Memorage (smt_speed 0.56)."""
-    from tierlab.report import Plot, _figure
+    from tierlab.plotting import figure
+    from tierlab.report import Plot
 
-    fig, axes = _figure(width=12.0, ncols=3)
+    fig, axes = figure(width=12.0, ncols=3)
     panels = (
         ("free_pages", "free pages"),
         ("borrowed_bytes", "borrowed capacity (bytes)"),
@@ -253,9 +258,10 @@ def _plot_timeline(tl: pd.DataFrame) -> Plot:
 
 
 def _plot_faults(faults: pd.DataFrame) -> Plot:
-    from tierlab.report import Plot, _figure
+    from tierlab.plotting import figure
+    from tierlab.report import Plot
 
-    fig, (ax, ax2) = _figure(width=10.0, ncols=2)
+    fig, (ax, ax2) = figure(width=10.0, ncols=2)
     names = list(faults.index)
     x = range(len(names))
     w = 0.4
@@ -339,22 +345,37 @@ def run(ctx: Context) -> Outcome:
     life_b = lifetimes(rb, float(b["runtime_s"].max()))
     life_m = lifetimes(rm, float(m["runtime_s"].max()))
     lg = {int(cs): memorage_lifetime(alpha=cs / CM_GB, beta=BETA, gamma=GAMMA) for cs in CS_GB}
+    perf = rel["relative_performance"] - 1
     figures = [
         Figure(
-            "runtime_gain_avg",
-            "mean runtime gain over the 8 programs (1 - Memorage/Baseline)",
-            PAPER["runtime_gain_avg"],
-            float(gain.mean()),
+            "relative_performance_gain_avg",
+            "Fig. 7: mean over the 8 programs of Baseline/Memorage runtime - 1",
+            PAPER["relative_performance_gain_avg"],
+            float(perf.mean()),
             "fraction",
             (0.08, 0.30),
         ),
         Figure(
-            "runtime_gain_max",
-            f"largest runtime gain (tierlab: {best})",
-            PAPER["runtime_gain_max"],
-            float(gain.max()),
+            "relative_performance_gain_max",
+            f"Fig. 7: the largest Baseline/Memorage runtime - 1 (tierlab: {best})",
+            PAPER["relative_performance_gain_max"],
+            float(perf.max()),
             "fraction",
             (0.25, 0.60),
+        ),
+        Figure(
+            "runtime_gain_avg",
+            "mean runtime saved over the 8 programs (1 - Memorage/Baseline), beside",
+            None,
+            float(gain.mean()),
+            "fraction",
+        ),
+        Figure(
+            "runtime_gain_max",
+            f"largest runtime saved (tierlab: {best}), beside",
+            None,
+            float(gain.max()),
+            "fraction",
         ),
         Figure(
             "runtime_gain_max_program",
@@ -504,7 +525,10 @@ def run(ctx: Context) -> Outcome:
         ),
     ]
     notes = (
-        f"Measured: mean runtime gain {gain.mean():.3f}, largest {gain.max():.3f} ({best}); "
+        f"Measured: Figure 7's relative performance - 1 (the compared quantity, "
+        f"docs/reproduce-s3.md C11): mean {perf.mean():.3f}, largest {perf.max():.3f} "
+        f"({best}); runtime saved (1 - M/B): mean {gain.mean():.3f}, largest "
+        f"{gain.max():.3f}; "
         f"major faults {maj_b:,.0f} (Baseline) and {maj_m:,.0f} (Memorage); with core "
         f"sharing left out: mean {gain_off.mean():.3f}, largest {gain_off.max():.3f} "
         f"({best_off}).",

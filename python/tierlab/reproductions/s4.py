@@ -35,19 +35,68 @@ DRAM_MIB = {
     DRAM_ONLY: 1024,
 }
 #: S4's figures: Fig. 5 (equal throughput), 6.1 (40% less die area), Fig. 6
-#: (> 2.5x less power), 6.3 (< 2,000 accesses/s, ~100 years at 10^6 cycles,
-#: wear levelling invoked twice).
+#: (> 2.5x less power), 3.2 (FCHT hits > 99%), 6.3 (< 2,000 accesses/s,
+#: ~100 years at 10^6 cycles, wear levelling invoked twice).
 PAPER = {
     "throughput_ratio": 1.0,
     "latency_tolerance_us": 100.0,
     "power_reduction_vs_powerdown": 2.5,
     "area_reduction": 0.40,
     "flash_accesses_per_s": 2000.0,
+    "flash_hit_ratio": 0.99,
     "flash_lifetime_years_1e6": 100.0,
     "hot_set_swaps": 2.0,
 }
 #: S4 Table 3: NAND erase time, ns (the time model charges it on the flash).
 ERASE_NS = 1_500_000
+#: S4 Fig. 2b: "90% of requests are for 20% of the web content files".
+FIG2B = (0.20, 0.90)
+#: The seed of the ``s4`` experiments (their generators' traces).
+SEED = 4
+#: libCacheSim's oracleGeneral record, the format ``trace_generate`` writes.
+ORACLE = [("t", "<u4"), ("id", "<u8"), ("size", "<u4"), ("next", "<i8")]
+
+
+def web_files(seed: int = SEED) -> tuple[Any, int]:
+    """The ``web`` generator's ``s4`` requests at full size: the number of
+    whole-file requests each file got (index 0: file id 1) and the number of
+    files in the fileset (the generator's description of a one-request run:
+    the fileset is drawn before any request)."""
+    import os
+    import re
+    import tempfile
+
+    import numpy as np
+
+    from tierlab.api import simulate_raw, trace_generate
+
+    cfg = {
+        "workload": {"type": "web", "preset": "s4", "seed": seed, "web": {"requests": 1}},
+        "tier": [{"name": "m", "tech": "DRAM-DDR2", "capacity": "1MiB"}],
+        "backing": {"tech": "HDD"},
+    }
+    desc = str(simulate_raw(cfg)["summary"]["workload"])
+    m = re.search(r"([\d,]+) files", desc)
+    if m is None:
+        raise RuntimeError(f"reproduce s4: no file count in {desc!r}")
+    n = int(m.group(1).replace(",", ""))
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "web.oracleGeneral")
+        trace_generate("web", out, preset="s4", seed=seed, format="oracle")
+        key = np.fromfile(out, dtype=np.dtype(ORACLE))["id"]
+    # A whole-file request reads its file's page 0 once.
+    files = (key[(key & 0xFFFFFFFF) == 0] >> 32).astype(np.int64)
+    return np.bincount(files, minlength=n + 1)[1:], n
+
+
+def top_share(counts: Any, files_share: float = FIG2B[0]) -> float:
+    """The share of requests that go to the ``files_share`` most requested
+    files (S4 Fig. 2b's axis)."""
+    import numpy as np
+
+    c = np.sort(np.asarray(counts))[::-1]
+    k = math.ceil(files_share * len(c))
+    return float(c[:k].sum() / c.sum()) if c.sum() else math.nan
 
 
 def _sweep(ctx: Context, stem: str) -> pd.DataFrame:
@@ -152,9 +201,10 @@ def _throughput_table(d: pd.DataFrame, workload: str) -> pd.DataFrame:
 
 
 def _fig3(lat: pd.DataFrame) -> Plot:
-    from tierlab.report import Plot, _figure
+    from tierlab.plotting import figure
+    from tierlab.report import Plot
 
-    fig, (ax,) = _figure()
+    fig, (ax,) = figure()
     for cores in CORES:
         g = lat[lat["server"] == cores].sort_values("lat_us")
         if g.empty:
@@ -176,9 +226,10 @@ def _fig3(lat: pd.DataFrame) -> Plot:
 
 
 def _fig5(d: pd.DataFrame) -> Plot:
-    from tierlab.report import Plot, _figure
+    from tierlab.plotting import figure
+    from tierlab.report import Plot
 
-    fig, (ax, ax2) = _figure(ncols=2)
+    fig, (ax, ax2) = figure(ncols=2)
     for cores in CORES:
         g = d[(d["server"] == cores) & (d["tier"] != DRAM_ONLY)].copy()
         if g.empty:
@@ -248,6 +299,7 @@ def run(ctx: Context) -> Outcome:
     secs = _num(flash, "time.elapsed_ns") / 1e9
     accesses = (_num(flash, "tiers.1.reads") + _num(flash, "tiers.1.writes")) / secs
     power = power_reduction(dram, flash)
+    counts, _ = web_files()
     figures = [
         Figure(
             "throughput_ratio_surge",
@@ -298,12 +350,37 @@ def run(ctx: Context) -> Outcome:
             (1.0, 2000.0),
         ),
         Figure(
+            "flash_hit_ratio",
+            "FCHT hits: the flash tier's hits over its lookups (pages DRAM missed), SURGE, "
+            "8 cores (paper: more than 99%)",
+            PAPER["flash_hit_ratio"],
+            1 - _num(flash, "tiers.1.miss_ratio"),
+            "fraction",
+            (0.99, 1.0),
+        ),
+        Figure(
             "flash_lifetime_years_1e6",
             "lifetime of the 1 GiB flash at 10^6 cycles at the measured write rate",
             PAPER["flash_lifetime_years_1e6"],
             _num(flash, "tiers.1.lifetime_years"),
             "years",
             (30.0, None),
+        ),
+        Figure(
+            "top20_request_share",
+            "share of SURGE's file requests that go to its 20% most requested files "
+            "(Fig. 2b: 90%), unbanded",
+            FIG2B[1],
+            top_share(counts),
+            "fraction",
+        ),
+        Figure(
+            "head_request_share",
+            "share of SURGE's file requests that go to its most requested file "
+            "(5.1.2: a ~16 KB page asked 50% of the time), unbanded",
+            0.5,
+            float(counts.max() / counts.sum()) if counts.sum() else math.nan,
+            "fraction",
         ),
         Figure(
             "wear_spread",

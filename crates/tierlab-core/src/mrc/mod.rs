@@ -38,16 +38,19 @@
 //!
 //! Files: `stack.rs` the LRU stack, `hist.rs` the distance histograms,
 //! `shards.rs` SHARDS, `simulate.rs` simulated sizes and size lists,
-//! `method.rs` the choice of method. Every pass reads its source through
+//! `run/curve.rs` the choice of method, `trust.rs` the sizes a SHARDS
+//! sample supports. Every pass reads its source through
 //! [`crate::source::setup`].
 
 mod hist;
 mod shards;
 mod stack;
+pub(crate) mod trust;
 
 use crate::source::setup::Progress;
 pub use shards::{shards, Sampling};
 pub use stack::Stack;
+pub use trust::{LeftOut, SHARDS_MIN_SAMPLED};
 
 use crate::index::SlotIndex;
 use crate::request::Op;
@@ -80,6 +83,9 @@ pub struct Mrc {
     /// wrote it ("10%", "1MiB", "500"), in the order of the points. Sizes
     /// that resolve alike make one point, labelled as first given.
     pub labels: Option<Vec<String>>,
+    /// A SHARDS curve through [`curve`]: the sizes its sample is too small
+    /// for, left out (`trust.rs`), and the note that says so.
+    pub left_out: Option<LeftOut>,
 }
 
 impl Mrc {
@@ -92,6 +98,7 @@ impl Mrc {
             sampled,
             largest,
             labels: None,
+            left_out: None,
         }
     }
 

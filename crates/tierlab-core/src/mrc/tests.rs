@@ -642,3 +642,62 @@ fn interrupted_oracle_shards_stop() {
         assert_eq!(calls, stop);
     }
 }
+
+#[test]
+fn shards_curves_leave_out_sizes_their_sample_cannot_support() {
+    // Regression (issue 38, item 1): tierlab.mrc(trace, shards=0.01) kept
+    // the sizes too small for its sample (miss ratio 1.0 where the exact
+    // curve reads 0.73) while the CLI dropped them; the rule is here now.
+    let cfg = zipf_config(20_000, 200_000, 0.0, "lru", "unit_size = true");
+    let json = serde_json::to_string(&cfg).unwrap();
+    let sizes = ["500", "1000", "5000", "10000"];
+    let ask = Ask {
+        sizes: Some(sizes.iter().map(|s| s.to_string()).collect()),
+        shards_rate: Some(0.01),
+        ..Ask::default()
+    };
+    let (m, _) = curve(&json, &ask, |_| true).unwrap();
+    // 50 sampled objects at rate 0.01: 5,000 objects.
+    assert_eq!(m.sizes, vec![5000, 10000]);
+    assert_eq!(m.labels, Some(vec!["5000".into(), "10000".into()]));
+    let left = m.left_out.expect("a note on the sizes left out");
+    assert_eq!((left.below, left.points), (5000, 2));
+    assert_eq!(
+        left.note,
+        "SHARDS at rate 0.01: sizes below 5,000 objects hold fewer than 50 sampled objects, \
+         too few to trust: 2 points left out (the exact curve, without SHARDS, has them)"
+    );
+    // Every size below: all kept, and the note says so.
+    let small = Ask {
+        sizes: Some(vec!["100".into(), "200".into()]),
+        ..ask.clone()
+    };
+    let (m, _) = curve(&json, &small, |_| true).unwrap();
+    assert_eq!(m.sizes, vec![100, 200]);
+    let left = m.left_out.unwrap();
+    assert_eq!(left.points, 0);
+    assert!(left.note.ends_with(
+        "and every size here is below; the exact curve (without SHARDS) samples nothing"
+    ));
+    // The exact curve and a sample the sizes support leave nothing out.
+    let exact = Ask {
+        shards_rate: None,
+        ..ask.clone()
+    };
+    assert_eq!(curve(&json, &exact, |_| true).unwrap().0.left_out, None);
+    let whole = Ask {
+        shards_rate: Some(1.0),
+        ..ask
+    };
+    let (m, _) = curve(&json, &whole, |_| true).unwrap();
+    assert_eq!((m.sizes.len(), m.left_out), (4, None));
+    // Fixed-size SHARDS: N keys over the footprint F, sizes below 50*F/N.
+    let fixed = Ask {
+        shards_size: Some(1000),
+        ..Ask::default()
+    };
+    let (m, _) = curve(&json, &fixed, |_| true).unwrap();
+    let footprint = *m.sizes.last().unwrap();
+    let below = (50 * footprint).div_ceil(1000);
+    assert!(m.sizes[0] >= below && m.left_out.unwrap().below == below);
+}

@@ -103,6 +103,8 @@ impl Method {
 /// Simulated methods run the config a run would (one DRAM tier of the
 /// policy, or the given hierarchy), through the same setup as `run`.
 /// With sizes given, the curve's `labels` hold each point's size as given.
+/// A SHARDS curve leaves out the sizes its sample is too small for
+/// (`Mrc::left_out` says which).
 pub fn curve(
     config_json: &str,
     ask: &Ask,
@@ -153,6 +155,9 @@ pub fn curve(
     };
     if let (Some(given), Some(resolved)) = (&ask.sizes, resolved) {
         mrc.label(given, &resolved);
+    }
+    if let Method::Shards(s) = &method {
+        crate::mrc::trust::trim(&mut mrc, *s, w.unit_size, ask.sizes.is_some());
     }
     Ok((mrc, method))
 }
