@@ -1,5 +1,5 @@
 """Processes that run concurrently and block on major faults (``[vm.cpu]``,
-vm/procs.rs): each process's time splits into user, system and blocked time;
+run/vm_procs.rs): each process's time splits into user, system and blocked time;
 processes overlap on hardware threads; the sharing of a core slows both
 threads; bad input exits 2 with the key path."""
 

@@ -1,5 +1,5 @@
 """Loading configs: a path, TOML text or a dict, in the one schema the engine
-checks (crates/tierlab-core/src/config.rs). Python only reads TOML, resolves
+checks (crates/tierlab-core/src/config/mod.rs). Python only reads TOML, resolves
 relative paths and applies command-line overrides; every rule about what is
 valid lives in the engine, so TOML, CLI and API can never disagree.
 """

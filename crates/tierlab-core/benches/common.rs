@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 use tierlab_core::config::Config;
-use tierlab_core::sim::convert_to_oracle;
+use tierlab_core::source::tools::convert_to_oracle;
 
 pub const REQUESTS: u64 = 2_000_000;
 pub const OBJECTS: u64 = 100_000;

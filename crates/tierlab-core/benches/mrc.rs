@@ -3,8 +3,8 @@
 //! 0.01, whole curve in objects. docs/mrc.md has the 20M-request figures.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use tierlab_core::config::Source;
 use tierlab_core::mrc::{exact, shards, MrcOptions, Sampling};
+use tierlab_core::source::Source;
 
 // Shared with the simulation benches; this one needs only the trace.
 #[allow(dead_code)]

@@ -4,10 +4,10 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::io::Write;
-use tierlab_core::sim::BATCH;
-use tierlab_core::trace::csv::{CsvOptions, CsvReader};
-use tierlab_core::trace::oracle::OracleReader;
-use tierlab_core::trace::TraceSource;
+use tierlab_core::source::setup::BATCH;
+use tierlab_core::source::trace::csv::{CsvOptions, CsvReader};
+use tierlab_core::source::trace::oracle::OracleReader;
+use tierlab_core::source::trace::TraceSource;
 
 mod common;
 

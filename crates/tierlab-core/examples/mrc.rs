@@ -5,8 +5,7 @@
 //! decimals, so equal text means equal values); each pass's time to stderr.
 
 use std::time::Instant;
-use tierlab_core::config::Source;
-use tierlab_core::mrc::{exact, shards, MrcOptions, Sampling};
+use tierlab_core::prelude::{exact, shards, MrcOptions, Sampling, Source};
 
 const USAGE: &str = "usage: mrc TRACE.oracleGeneral.bin [--shards RATE | --shards-size N] \
                      [--bytes] [--repeat K]";

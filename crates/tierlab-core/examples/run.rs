@@ -5,8 +5,7 @@
 //! `[vm]` config runs the virtual-memory loop, as `tierlab run` does.
 
 use std::time::Instant;
-use tierlab_core::config::Config;
-use tierlab_core::runner::Runner;
+use tierlab_core::prelude::{Config, Runner};
 
 fn main() {
     let Some(path) = std::env::args().nth(1) else {

@@ -264,7 +264,7 @@ impl SlotIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::synth::Rng;
+    use crate::rng::Rng;
     use std::collections::HashMap;
 
     #[test]

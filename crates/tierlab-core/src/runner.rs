@@ -4,10 +4,10 @@
 
 use crate::config::Config;
 use crate::error::Error;
+use crate::run::vm::VmRun;
 use crate::sim::Simulation;
 use crate::source::setup::Progress;
 use crate::stats::RunResult;
-use crate::vm::VmRun;
 
 pub enum Runner {
     Tiers(Box<Simulation>),

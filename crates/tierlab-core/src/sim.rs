@@ -2,298 +2,19 @@
 //! steps so that a caller (the Python binding) can show progress and stop on
 //! Ctrl-C between steps.
 
-use crate::config::{Config, ConfigError, Source};
-use crate::cost::AccessCost;
+use crate::config::Config;
 use crate::error::Error;
-use crate::hash::KeySet;
-use crate::hierarchy::{Fill, Hierarchy};
-use crate::policy::BuildCtx;
+use crate::hierarchy::Hierarchy;
 use crate::request::Request;
 use crate::source::setup::{pass, Batches, Progress, RunSetup};
+use crate::source::trace::TraceError;
+use crate::spec::ConfigError;
 use crate::stats::{BackingMeta, Busy, RunResult, TierMeta, Timeline};
-use crate::tier::Tier;
-use crate::trace::output::OutputFile;
-use crate::trace::TraceError;
 
-pub use crate::source::setup::BATCH;
+use crate::source::setup::BATCH;
 
-/// How many requests ahead the loop prefetches tier 0's index bucket, and
-/// the lower tiers' buckets of keys not in tier 0 (measured on the 20M Zipf
-/// trace of BENCHMARKS.md: single-tier LRU 15% faster by the minimum of
-/// five runs than without; a third stage prefetching the entry was slower).
-pub(crate) const PREFETCH_FAR: usize = 24;
-pub(crate) const PREFETCH_NEAR: usize = 16;
-
-/// Opens a fresh stream of the source's requests (in `source`).
-pub use crate::source::open;
-
-/// What a workload touches.
-#[derive(Clone, Debug, Default, serde::Serialize, PartialEq)]
-pub struct TraceStats {
-    pub requests: u64,
-    pub reads: u64,
-    pub writes: u64,
-    pub deletes: u64,
-    pub unique_keys: u64,
-    /// Bytes of the distinct objects (first size seen).
-    pub footprint_bytes: u64,
-    pub bytes_requested: u64,
-    pub min_size: u32,
-    pub max_size: u32,
-    /// Malformed records passed over (`skip_bad`).
-    pub skipped: u64,
-}
-
-impl TraceStats {
-    fn new() -> Self {
-        TraceStats {
-            min_size: u32::MAX,
-            ..Default::default()
-        }
-    }
-
-    #[inline]
-    fn add(&mut self, r: &Request, seen: &mut KeySet) {
-        self.requests += 1;
-        match r.op {
-            crate::Op::Read => self.reads += 1,
-            crate::Op::Write => self.writes += 1,
-            crate::Op::Delete => self.deletes += 1,
-        }
-        self.bytes_requested += r.size as u64;
-        self.min_size = self.min_size.min(r.size);
-        self.max_size = self.max_size.max(r.size);
-        if seen.insert(r.key) {
-            self.footprint_bytes += r.size as u64;
-        }
-    }
-
-    fn finish(mut self, seen: &KeySet) -> Self {
-        if self.requests == 0 {
-            self.min_size = 0;
-        }
-        self.unique_keys = seen.len() as u64;
-        self
-    }
-}
-
-/// One pass over a source: counts, distinct keys, footprint.
-/// `progress` is told the requests read so far after each batch and returns
-/// false to stop (the caller was interrupted).
-pub fn trace_stats(source: &Source, progress: impl Progress) -> Result<TraceStats, TraceError> {
-    let mut seen = KeySet::default();
-    let mut s = TraceStats::new();
-    let p = pass(source, progress, |batch| {
-        for r in batch {
-            s.add(r, &mut seen);
-        }
-        Ok::<(), TraceError>(())
-    })?;
-    s.skipped = p.skipped;
-    Ok(s.finish(&seen))
-}
-
-/// Writes any source as oracleGeneral, computing next-access times. The
-/// format has no operation field: writes and deletes become reads there; the
-/// stats returned count the source's operations so the caller can say so.
-/// Next-access times
-/// (1-based virtual time of the key's next request, -1 for none, as
-/// libCacheSim's converter writes them). Two passes: the first keeps only the
-/// keys, so memory is 16 bytes per request, not the whole trace. `progress`
-/// sees the records read over both passes. `out` appears whole when the
-/// trace is written, or not at all (trace/output.rs); it may not be the
-/// source's own file.
-pub fn convert_to_oracle(
-    source: &Source,
-    out: &std::path::Path,
-    mut progress: impl Progress,
-) -> Result<TraceStats, TraceError> {
-    // Refused before the first pass, which may be long.
-    let out = OutputFile::create(out, source.path())?;
-    let next = crate::trace::next_access::next_access_times(source, &mut progress)?;
-    let keys_len = next.len() as u64;
-    let mut w = crate::trace::oracle::OracleWriter::new(out);
-    let mut i = 0usize;
-    let mut seen = KeySet::default();
-    let mut s = TraceStats::new();
-    // A source that grew between the passes gets "never" past the end.
-    let p = pass(
-        source,
-        |n| progress(keys_len + n),
-        |batch| {
-            for r in batch {
-                w.write(&Request {
-                    next_access: next.get(i).copied().unwrap_or(-1),
-                    ..*r
-                })?;
-                i += 1;
-                s.add(r, &mut seen);
-            }
-            Ok::<(), TraceError>(())
-        },
-    )?;
-    w.finish()?;
-    s.skipped = p.skipped;
-    Ok(s.finish(&seen))
-}
-
-/// The header [`write_csv`] writes; a reader that sees it knows the columns
-/// (time, key, size, op) and that the op column is there.
-pub use crate::trace::csv::HEADER as CSV_HEADER;
-
-/// Writes any source as CSV, `time,key,size,op` with a header line and ops
-/// `read`, `write`, `delete`: unlike oracleGeneral it keeps the operations.
-/// Read back with `csv = { header = true, op = 4 }` (the Python layer sets
-/// that when it sees the header).
-/// `out` is written as by [`convert_to_oracle`].
-pub fn write_csv(
-    source: &Source,
-    out: &std::path::Path,
-    progress: impl Progress,
-) -> Result<TraceStats, TraceError> {
-    use std::io::Write;
-    let mut out = OutputFile::create(out, source.path())?;
-    let path = out.path().to_path_buf();
-    let io = |e| TraceError::io(&path, e);
-    let w = out.writer();
-    writeln!(w, "{CSV_HEADER}").map_err(io)?;
-    let mut seen = KeySet::default();
-    let mut s = TraceStats::new();
-    let p = pass(source, progress, |batch| {
-        for r in batch {
-            let op = match r.op {
-                crate::Op::Read => "read",
-                crate::Op::Write => "write",
-                crate::Op::Delete => "delete",
-            };
-            writeln!(w, "{},{},{},{op}", r.time, r.key, r.size).map_err(io)?;
-            s.add(r, &mut seen);
-        }
-        Ok::<(), TraceError>(())
-    })?;
-    out.commit()?;
-    s.skipped = p.skipped;
-    Ok(s.finish(&seen))
-}
-
-/// Builds the hierarchy a config describes (checked when it was parsed:
-/// `Config::from_toml_str` and `from_json_str` validate). `footprint` (bytes, or objects
-/// with `unit_size`) resolves capacities given as a share; `seed` seeds
-/// randomised policies. Tests and benches use this to drive a hierarchy with
-/// requests of their own.
-pub fn build_hierarchy(
-    cfg: &Config,
-    footprint: u64,
-    unit_size: bool,
-    seed: u64,
-) -> Result<(Hierarchy, Vec<TierMeta>), Error> {
-    let cat = cfg.catalog()?;
-    let mut tiers = Vec::with_capacity(cfg.tiers.len());
-    let mut meta = Vec::with_capacity(cfg.tiers.len());
-    let mut flush = Vec::with_capacity(cfg.tiers.len());
-    for (i, t) in cfg.tiers.iter().enumerate() {
-        let capacity = t.capacity.resolve(footprint);
-        if capacity == 0 {
-            return Err(ConfigError::at(
-            format!("tier[{i}].capacity"),
-            format!("\"{}\" of a footprint of {footprint} is less than one unit; use a larger share or an absolute size", t.capacity),
-        )
-        .into());
-        }
-        let tech = cat
-            .get(&t.tech)
-            .map_err(|e| ConfigError::at(format!("tier[{i}].tech"), e.to_string()))?;
-        // One cost basis: the medium's price in `[cost] year`.
-        let priced = match &cfg.cost {
-            Some(c) => Some(
-                crate::device::price::in_year(tech, c.year)
-                    .map_err(|e| ConfigError::at("cost.year", format!("tier[{i}]: {e}")))?,
-            ),
-            None => None,
-        };
-        let tech = priced.as_ref().unwrap_or(tech);
-        let write_back =
-            t.write.unwrap_or(cfg.hierarchy.write) == crate::config::WritePolicy::WriteBack;
-        let ctx = BuildCtx {
-            capacity,
-            seed,
-            unit_size,
-        };
-        t.policy
-            .fit(&ctx)
-            .map_err(|(k, e)| ConfigError::at(format!("tier[{i}].policy.{k}"), e))?;
-        let policy = t.policy.build(&ctx);
-        let admission = t
-            .admission
-            .build(&crate::admission::BuildCtx { seed, tier: i });
-        let flashcache = matches!(policy, crate::policy::AnyPolicy::FlashCache(_));
-        tiers.push(Tier::new(
-            cfg.tier_name(i),
-            i,
-            capacity,
-            unit_size,
-            policy,
-            admission,
-            write_back,
-            AccessCost::new(tech, t.slowdown, t.overhead.0),
-        ));
-        if let Some(f) = &t.ftl {
-            let last = tiers.last_mut().expect("just pushed");
-            last.ftl = Some(Box::new(
-                crate::device::ftl_space::build(f, tech, capacity, unit_size, flashcache)
-                    .map_err(|(k, e)| ConfigError::at(format!("tier[{i}].{k}"), e))?,
-            ));
-        }
-        meta.push(TierMeta {
-            tech: t.tech.clone(),
-            policy: t.policy.name().into(),
-            admission: t.admission.name().into(),
-            medium: tech.clone(),
-            // An FTL's tier is its physical flash: over-provisioning costs.
-            area_cost: crate::device::area_cost(
-                tech,
-                tiers[i]
-                    .ftl
-                    .as_ref()
-                    .map_or(capacity, |f| f.ftl.physical_bytes(f.page_bytes())),
-                unit_size,
-            ),
-            power_down: t.power_down,
-        });
-        let every = t
-            .flush_interval
-            .or(cfg.hierarchy.flush_interval)
-            .map_or(f64::INFINITY, |n| n.0);
-        flush.push(if write_back { every } else { f64::INFINITY });
-    }
-    let backing = cat
-        .get(&cfg.backing.tech)
-        .map_err(|e| ConfigError::at("backing.tech", e.to_string()))?;
-    let backing_cost = AccessCost::new(backing, 1.0, cfg.backing.overhead.0);
-    let fill: Fill = cfg.hierarchy.fill.cache();
-    let ftl = tiers.iter().any(|t| t.ftl.is_some());
-    let h = Hierarchy::new(tiers, fill, backing_cost, flush, cfg.run.compute.0);
-    // The shared-list paths move objects between tiers without the
-    // tiers' insertions; an FTL must see every program and departure.
-    let h = if ftl { h.without_segments() } else { h };
-    Ok((h, meta))
-}
-
-/// The backing store's medium and the keys its energy needs.
-pub fn backing_meta(cfg: &Config) -> Result<BackingMeta, Error> {
-    let cat = cfg.catalog()?;
-    let b = &cfg.backing;
-    let medium = cat
-        .get(&b.tech)
-        .map_err(|e| ConfigError::at("backing.tech", e.to_string()))?
-        .clone();
-    Ok(BackingMeta {
-        tech: b.tech.clone(),
-        medium,
-        capacity: b.capacity.map(|c| c.resolve(0)),
-        power_down: b.power_down,
-    })
-}
+use crate::request::{PREFETCH_FAR, PREFETCH_NEAR};
+use crate::run::assembly::{backing_meta, build_hierarchy};
 
 /// Requests in one pass over the setup's workload, read when the source
 /// cannot say (a warm-up given as a share of a text trace).
@@ -586,7 +307,7 @@ impl Simulation {
                 ConfigError::at("vm", "a [vm] run is a runner::Runner's (vm::VmRun)").into(),
             );
         }
-        let run = RunSetup::new(cfg, &[], &mut progress)?;
+        let run = crate::run::assembly::run_setup(cfg, &[], &mut progress)?;
         let (mut h, meta) = build_hierarchy(cfg, run.footprint, run.unit_size, run.seed)?;
         let batches = run.open(BATCH, &mut progress)?;
         let passes = cfg.run.passes.max(1);
@@ -620,8 +341,8 @@ impl Simulation {
             Some(Warmup::Passes(k)) => k + 1,
             _ => 1,
         };
-        let timed = if crate::time::configured(cfg) {
-            let mut model = crate::time::model(cfg, run.seed)?;
+        let timed = if crate::config::checks::time_model(cfg) {
+            let mut model = crate::run::assembly::model(cfg, run.seed)?;
             if let Some(disk) = model.disk.as_mut() {
                 // Where the workload's files lie on the disk: a pre-pass
                 // over the keys it names (time/disk.rs).

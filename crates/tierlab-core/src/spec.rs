@@ -7,6 +7,29 @@ use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use std::fmt;
 use std::marker::PhantomData;
+use thiserror::Error;
+
+/// A config problem at a key path such as `tier[1].capacity`: the error of
+/// every layer's config section, so it lives in the base layer.
+#[derive(Debug, Error, Clone, PartialEq)]
+#[error("{path}: {msg}")]
+pub struct ConfigError {
+    pub path: String,
+    pub msg: String,
+}
+
+impl ConfigError {
+    /// The key path and the message, both of bounded length
+    /// ([`crate::units::bound_message`]): an error may echo a key or a
+    /// value of any length the user wrote.
+    pub fn at(path: impl Into<String>, msg: impl Into<String>) -> Self {
+        let (path, msg) = (path.into(), msg.into());
+        ConfigError {
+            path: crate::units::clip(&path, 200).into_owned(),
+            msg: crate::units::bound_message(&msg),
+        }
+    }
+}
 
 /// A parameter table without its `type`.
 pub type Params = serde_json::Map<String, serde_json::Value>;

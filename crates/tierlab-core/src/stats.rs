@@ -201,7 +201,8 @@ impl RunResult {
                 // The serial run's simulated time; a time model's elapsed
                 // time replaces it (`apply_time`).
                 let (wear, swap_pages) = TierWear::of(
-                    tier,
+                    tier.block_wear(),
+                    tier.c.bytes_in,
                     &m.medium,
                     (!unit_size).then_some(tier.capacity),
                     total / 1e9,

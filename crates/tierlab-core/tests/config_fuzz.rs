@@ -472,7 +472,7 @@ fn check_result(r: &RunResult, c: &Case) -> Result<(), String> {
 /// Parses and runs one case: `Ok(message)` for a config refused with one
 /// error line, `Ok("")` for a result that adds up, `Err` for anything else.
 fn outcome(c: &Case, text: &str) -> Result<String, String> {
-    let config_error = |e: tierlab_core::config::ConfigError| {
+    let config_error = |e: tierlab_core::spec::ConfigError| {
         if e.path.is_empty() || e.msg.is_empty() {
             return Err(format!(
                 "a config error without a key path or a message: {e:?}"

@@ -8,8 +8,8 @@
 
 use tierlab_core::config::Config;
 use tierlab_core::request::{Op, Request};
-use tierlab_core::sim::build_hierarchy;
-use tierlab_core::synth::Rng;
+use tierlab_core::rng::Rng;
+use tierlab_core::run::assembly::build_hierarchy;
 
 fn check(toml: &str) {
     let cfg = Config::from_toml_str(toml).unwrap();

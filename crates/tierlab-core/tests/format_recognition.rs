@@ -2,10 +2,12 @@
 //! like (issue 21, defects 4 and 5); formats are recognised from content.
 
 use std::path::Path;
-use tierlab_core::config::{Config, Source};
-use tierlab_core::sim::{trace_stats, Simulation};
+use tierlab_core::config::Config;
+use tierlab_core::sim::Simulation;
 use tierlab_core::source::formats::{self, Format};
-use tierlab_core::trace::csv::CsvOptions;
+use tierlab_core::source::tools::trace_stats;
+use tierlab_core::source::trace::csv::CsvOptions;
+use tierlab_core::source::Source;
 
 const MSR: &str = "128166372003061629,web,0,Read,3296370688,4096,2070\n\
                    128166372016853454,web,0,Write,3296370688,8192,1302\n\

@@ -7,7 +7,8 @@ mod common;
 use common::{Kind, Naive, NaiveTwo};
 use std::path::PathBuf;
 use tierlab_core::config::Config;
-use tierlab_core::sim::{convert_to_oracle, Simulation};
+use tierlab_core::sim::Simulation;
+use tierlab_core::source::tools::convert_to_oracle;
 
 const TRACE_TOML: &str = r#"
 [workload]
@@ -46,8 +47,8 @@ fn tier(name: &str, cap: &str, policy: &str) -> String {
 }
 
 fn trace_keys() -> Vec<(u64, u32)> {
-    use tierlab_core::trace::TraceSource;
-    let mut r = tierlab_core::trace::oracle::OracleReader::open(&trace_path()).unwrap();
+    use tierlab_core::source::trace::TraceSource;
+    let mut r = tierlab_core::source::trace::oracle::OracleReader::open(&trace_path()).unwrap();
     let mut buf = Vec::new();
     let mut all = Vec::new();
     while r.next_batch(&mut buf, 1000).unwrap() > 0 {

@@ -244,7 +244,7 @@ fn run_setup(
     fixed_sizes: bool,
 ) -> Result<(), TestCaseError> {
     let cfg = Config::from_toml_str(&setup.toml()).unwrap();
-    let (mut h, _) = tierlab_core::sim::build_hierarchy(&cfg, 0, setup.unit, 3).unwrap();
+    let (mut h, _) = tierlab_core::run::assembly::build_hierarchy(&cfg, 0, setup.unit, 3).unwrap();
     let n = h.tiers.len();
     let charge = |size: u32| if setup.unit { 1 } else { size as u64 };
     // Entries of tier 0 replaced by a write of another size (removed without
@@ -567,7 +567,7 @@ fn segment_setup_strategy() -> impl Strategy<Value = Setup> {
 fn segments_agree(setup: &Setup) -> Result<(), TestCaseError> {
     let cfg = Config::from_toml_str(&setup.toml()).unwrap();
     let build = || {
-        tierlab_core::sim::build_hierarchy(&cfg, 0, setup.unit, 3)
+        tierlab_core::run::assembly::build_hierarchy(&cfg, 0, setup.unit, 3)
             .unwrap()
             .0
     };
@@ -620,7 +620,7 @@ fn segments_agree(setup: &Setup) -> Result<(), TestCaseError> {
 /// the short proptest sequences never build.
 #[test]
 fn segments_agree_on_long_random_runs() {
-    use tierlab_core::synth::Rng;
+    use tierlab_core::rng::Rng;
     for seed in 0..24u64 {
         let mut rng = Rng::new(seed);
         let unit = seed % 2 == 0;
@@ -1195,7 +1195,7 @@ fn writes_to_held_entries_are_not_asked_about() {
 /// below while a ghost above).
 #[test]
 fn arc_in_tier0_hits_as_arc_alone() {
-    use tierlab_core::synth::Rng;
+    use tierlab_core::rng::Rng;
     let names = ["\"arc\"", "\"lru\"", "\"fifo\"", "\"s3-fifo\"", "\"clock\""];
     for seed in 0..16u64 {
         let mut rng = Rng::new(100 + seed);
@@ -1239,7 +1239,7 @@ fn arc_in_tier0_hits_as_arc_alone() {
                     reqs: vec![],
                 };
                 let cfg = Config::from_toml_str(&setup.toml()).unwrap();
-                tierlab_core::sim::build_hierarchy(&cfg, 0, unit, 3)
+                tierlab_core::run::assembly::build_hierarchy(&cfg, 0, unit, 3)
                     .unwrap()
                     .0
             };

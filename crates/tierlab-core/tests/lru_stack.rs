@@ -7,8 +7,8 @@
 
 use tierlab_core::config::Config;
 use tierlab_core::request::Request;
-use tierlab_core::sim::build_hierarchy;
-use tierlab_core::synth::Rng;
+use tierlab_core::rng::Rng;
+use tierlab_core::run::assembly::build_hierarchy;
 
 fn hierarchy(caps: &[u64]) -> tierlab_core::hierarchy::Hierarchy {
     let mut toml = String::from("[hierarchy]\nfill = \"exclusive\"\n");

@@ -107,7 +107,7 @@ fn unit_size_hits_match_the_naive_model() {
                 for seed in 1..=3u64 {
                     for (shape, keys) in shapes(seed * 1000 + cap as u64, cap) {
                         // Sizes vary wildly: with unit_size they must not matter.
-                        let mut r = tierlab_core::synth::Rng::new(seed);
+                        let mut r = tierlab_core::rng::Rng::new(seed);
                         let trace: Vec<(u64, u32)> = keys
                             .iter()
                             .map(|&k| (k, 1 + r.below(1 << 20) as u32))
@@ -139,7 +139,7 @@ fn sized_objects_match_the_naive_model() {
                 for seed in 1..=3u64 {
                     let mut k = Keys::new(seed + 77, 3000);
                     let n = 300;
-                    let mut r = tierlab_core::synth::Rng::new(seed * 31 + cap);
+                    let mut r = tierlab_core::rng::Rng::new(seed * 31 + cap);
                     // A fixed size per object: mostly small, a few larger than
                     // the capacity, a few empty.
                     let sizes: Vec<u32> = (0..3000)

@@ -9,9 +9,9 @@
 
 use proptest::prelude::*;
 use std::path::Path;
-use tierlab_core::config::Source;
-use tierlab_core::sim::trace_stats;
-use tierlab_core::trace::csv::CsvOptions;
+use tierlab_core::source::tools::trace_stats;
+use tierlab_core::source::trace::csv::CsvOptions;
+use tierlab_core::source::Source;
 
 const PIECES: &[&str] = &[
     "0",

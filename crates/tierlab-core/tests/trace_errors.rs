@@ -3,11 +3,14 @@
 
 use std::io::Write;
 use std::path::Path;
-use tierlab_core::config::{Config, Source};
-use tierlab_core::sim::{convert_to_oracle, trace_stats, Simulation};
-use tierlab_core::trace::csv::CsvOptions;
-use tierlab_core::trace::oracle::{OracleReader, OracleWriter};
-use tierlab_core::trace::{TraceError, TraceSource};
+use tierlab_core::config::Config;
+use tierlab_core::sim::Simulation;
+use tierlab_core::source::tools::convert_to_oracle;
+use tierlab_core::source::tools::trace_stats;
+use tierlab_core::source::trace::csv::CsvOptions;
+use tierlab_core::source::trace::oracle::{OracleReader, OracleWriter};
+use tierlab_core::source::trace::{TraceError, TraceSource};
+use tierlab_core::source::Source;
 use tierlab_core::{Op, Request};
 
 fn record(time_s: u32, key: u64, size: u32, next: i64) -> Vec<u8> {
@@ -131,7 +134,7 @@ fn missing_file_names_the_file() {
 fn oracle_write_read_round_trip_preserves_records() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("rt.oracleGeneral.bin");
-    let mut rng = tierlab_core::synth::Rng::new(5);
+    let mut rng = tierlab_core::rng::Rng::new(5);
     let mut reqs: Vec<Request> = (0..1000)
         .map(|i| Request {
             // oracleGeneral keeps whole seconds: whole seconds survive.

@@ -3,11 +3,12 @@
 
 use std::io::Write;
 use std::path::Path;
-use tierlab_core::config::Source;
-use tierlab_core::sim::{convert_to_oracle, write_csv};
-use tierlab_core::trace::csv::CsvOptions;
-use tierlab_core::trace::output::OutputFile;
-use tierlab_core::trace::TraceError;
+use tierlab_core::source::tools::convert_to_oracle;
+use tierlab_core::source::tools::write_csv;
+use tierlab_core::source::trace::csv::CsvOptions;
+use tierlab_core::source::trace::output::OutputFile;
+use tierlab_core::source::trace::TraceError;
+use tierlab_core::source::Source;
 
 /// The files in a directory, sorted (a failed conversion must leave none of
 /// its own).

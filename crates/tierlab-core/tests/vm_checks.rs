@@ -208,13 +208,13 @@ fn runs_of_repeats_cut_anywhere_give_the_same_figures() {
 /// was converted from, plain or zstd, whole or cut by `max_requests`.
 #[test]
 fn a_memtrace_read_in_place_gives_its_lackey_texts_figures() {
-    use tierlab_core::config::Source;
+    use tierlab_core::source::Source;
     let t = lackey(30_000, 8);
     let dir = tempfile::tempdir().unwrap();
     let lk = Source::Lackey(t.path().to_path_buf(), 0, false, false);
     let plain = dir.path().join("t.memtrace");
     let zst = dir.path().join("t.memtrace.zst");
-    let n = tierlab_core::trace::memtrace::write_memtrace(&lk, &plain, |_| true).unwrap();
+    let n = tierlab_core::source::trace::memtrace::write_memtrace(&lk, &plain, |_| true).unwrap();
     assert_eq!(n, 30_000);
     let z = std::fs::File::create(&zst).unwrap();
     zstd::stream::copy_encode(std::fs::File::open(&plain).unwrap(), z, 3).unwrap();
@@ -574,12 +574,12 @@ fn bad_input_names_the_key_or_the_file() {
 #[test]
 #[ignore = "timed: a speed claim, run on demand in release (see the doc comment)"]
 fn memtrace_reads_20x_faster_than_lackey() {
-    use tierlab_core::config::Source;
+    use tierlab_core::source::Source;
     let t = lackey(2_000_000, 7);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("t.memtrace");
     let lk = Source::Lackey(t.path().to_path_buf(), 0, false, false);
-    let n = tierlab_core::trace::memtrace::write_memtrace(&lk, &out, |_| true).unwrap();
+    let n = tierlab_core::source::trace::memtrace::write_memtrace(&lk, &out, |_| true).unwrap();
     assert_eq!(n, 2_000_000);
     let time = |s: &Source| {
         (0..3)

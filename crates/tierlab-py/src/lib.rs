@@ -2,12 +2,9 @@
 //! GIL around the engine and lets Ctrl-C through. Nothing else lives here.
 
 use pyo3::prelude::*;
-use tierlab_core::config::Config;
-use tierlab_core::cost::AccessCost;
-use tierlab_core::runner::Runner;
-use tierlab_core::sim;
-use tierlab_core::tech::{Catalog, TechOverride, Technology};
-use tierlab_core::Error;
+use tierlab_core::prelude::{
+    self as tl, AccessCost, Catalog, Config, Error, Runner, TechOverride, Technology,
+};
 
 /// An exception of `tierlab.errors` (the one exception hierarchy, defined
 /// in Python so that its classes can also be the built-in exceptions a
@@ -47,14 +44,14 @@ impl From<Error> for Failure {
     }
 }
 
-impl From<tierlab_core::config::ConfigError> for Failure {
-    fn from(e: tierlab_core::config::ConfigError) -> Self {
+impl From<tl::ConfigError> for Failure {
+    fn from(e: tl::ConfigError) -> Self {
         Failure::Core(e.into())
     }
 }
 
-impl From<tierlab_core::trace::TraceError> for Failure {
-    fn from(e: tierlab_core::trace::TraceError) -> Self {
+impl From<tl::TraceError> for Failure {
+    fn from(e: tl::TraceError) -> Self {
         Failure::Core(e.into())
     }
 }
@@ -74,7 +71,7 @@ impl From<Failure> for PyErr {
                 py_error("ConfigError", (e.to_string(), key))
             }
             Failure::Core(Error::Trace(e)) => {
-                use tierlab_core::trace::TraceError as T;
+                use tl::TraceError as T;
                 match &e {
                     T::Io { path, source } if source.kind() == std::io::ErrorKind::NotFound => {
                         let file = Some(path.display().to_string());
@@ -196,7 +193,7 @@ fn config_schema_error(config_json: &str) -> Option<(String, String)> {
 /// are read, to recognise its format), or None.
 #[pyfunction]
 fn workload_error(config_json: &str) -> Option<(String, String)> {
-    tierlab_core::config::workload_only_from_json(config_json)
+    tl::workload_only_from_json(config_json)
         .err()
         .map(|e| (e.path, e.msg))
 }
@@ -206,26 +203,26 @@ fn workload_error(config_json: &str) -> Option<(String, String)> {
 /// than 100 characters clipped, the whole to 2,000).
 #[pyfunction]
 fn bound_message(s: &str) -> String {
-    tierlab_core::units::bound_message(s)
+    tl::bound_message(s)
 }
 
 /// trace_formats() -> list[str]: the values `format` may take.
 #[pyfunction]
 fn trace_formats() -> Vec<&'static str> {
-    tierlab_core::source::formats::NAMES.to_vec()
+    tl::FORMAT_NAMES.to_vec()
 }
 
 /// generators() -> list[str]: the benchmark generators
 /// (`tierlab trace generate KIND`).
 #[pyfunction]
 fn generators() -> Vec<&'static str> {
-    tierlab_core::source::generators::BENCHMARKS.to_vec()
+    tl::BENCHMARKS.to_vec()
 }
 
 /// workload_types() -> list[str]: the values `[workload] type` may take.
 #[pyfunction]
 fn workload_types() -> Vec<&'static str> {
-    tierlab_core::source::workload::types()
+    tl::workload_types()
 }
 
 /// guess_format(path) -> str | None: the format a trace file is read as
@@ -233,7 +230,7 @@ fn workload_types() -> Vec<&'static str> {
 /// neither tells (it is then read as oracleGeneral, checked as it goes).
 #[pyfunction]
 fn guess_format(path: std::path::PathBuf) -> Option<&'static str> {
-    tierlab_core::source::formats::guess(&path).map(|f| f.name())
+    tl::guess_format(&path).map(|f| f.name())
 }
 
 /// human_bytes(n) -> str: a byte count as every output writes it ("4 KiB",
@@ -241,7 +238,7 @@ fn guess_format(path: std::path::PathBuf) -> Option<&'static str> {
 /// messages agree.
 #[pyfunction]
 fn human_bytes(n: u64) -> String {
-    tierlab_core::units::human_bytes(n)
+    tl::human_bytes(n)
 }
 
 /// capture_start_failure(format, log_path, status) -> str | None
@@ -251,9 +248,7 @@ fn human_bytes(n: u64) -> String {
 #[pyfunction]
 fn capture_start_failure(format: &str, log_path: &str, status: i32) -> Res<Option<String>> {
     let log = std::path::Path::new(log_path);
-    Ok(tierlab_core::trace::capture::start_failure(
-        format, log, status,
-    )?)
+    Ok(tl::capture_start_failure(format, log, status)?)
 }
 
 /// techs(overrides_json=None) -> str
@@ -271,7 +266,7 @@ fn techs(overrides_json: Option<&str>) -> Res<String> {
 /// The built-in catalog, or the entries of `entries_json` (a JSON list as
 /// `techs()` gives), with `overrides_json` (a config's `[techs]`) applied.
 fn catalog(overrides_json: Option<&str>, entries_json: Option<&str>) -> Res<Catalog> {
-    let conf = |path: String, msg: String| tierlab_core::config::ConfigError::at(path, msg);
+    let conf = |path: String, msg: String| tl::ConfigError::at(path, msg);
     let mut c = match entries_json {
         None => Catalog::builtin(),
         Some(j) => {
@@ -282,7 +277,7 @@ fn catalog(overrides_json: Option<&str>, entries_json: Option<&str>) -> Res<Cata
                 )
             })?;
             for t in &entries {
-                tierlab_core::tech::validate(t)
+                tl::validate_tech(t)
                     .map_err(|(f, e)| conf(format!("catalog.{}.{f}", t.name), e.to_string()))?;
             }
             Catalog::from_entries(entries)
@@ -322,14 +317,14 @@ fn tech(name: &str, catalog_json: Option<&str>) -> Res<String> {
 #[pyfunction]
 #[pyo3(signature = (tech_json, size, op="read", slowdown=1.0, overhead_ns=0.0))]
 fn access_ns(tech_json: &str, size: u32, op: &str, slowdown: f64, overhead_ns: f64) -> Res<f64> {
-    use tierlab_core::config::ConfigError as E;
+    use tl::ConfigError as E;
     let t: Technology = serde_json::from_str(tech_json).map_err(|e| {
         E::at(
             "tech",
             format!("{e}; expected an entry as tierlab.techs() gives it"),
         )
     })?;
-    tierlab_core::tech::validate(&t).map_err(|(f, e)| E::at(format!("tech.{f}"), e.to_string()))?;
+    tl::validate_tech(&t).map_err(|(f, e)| E::at(format!("tech.{f}"), e.to_string()))?;
     let write = match op {
         "read" => false,
         "write" => true,
@@ -353,8 +348,8 @@ fn access_ns(tech_json: &str, size: u32, op: &str, slowdown: f64, overhead_ns: f
 /// the accepted forms otherwise.
 #[pyfunction]
 fn parse_size(text: &str) -> Res<(&'static str, f64)> {
-    use tierlab_core::units::Size;
-    match tierlab_core::units::parse_size(text) {
+    use tl::Size;
+    match tl::parse_size(text) {
         Ok(Size::Absolute(n)) => Ok(("bytes", n as f64)),
         Ok(Size::Percent(p)) => Ok(("percent", p)),
         // No key path: the caller knows where the text came from.
@@ -374,7 +369,7 @@ fn trace_stats(
 ) -> Res<String> {
     let source = workload_source(config_json)?;
     let mut rep = Progress::new(progress, None, EVERY);
-    let r = py.allow_threads(|| sim::trace_stats(&source, |n| rep.tick(n)));
+    let r = py.allow_threads(|| tl::trace_stats(&source, |n| rep.tick(n)));
     let st = rep.finish(r)?;
     Ok(serde_json::to_string(&st).expect("stats serialise"))
 }
@@ -399,9 +394,9 @@ fn trace_convert(
     let mut rep = Progress::new(progress, None, EVERY);
     if memtrace {
         let r = py.allow_threads(|| {
-            tierlab_core::trace::memtrace::write_memtrace(&source, &out_path, |n| rep.tick(n))?;
-            let written = tierlab_core::config::Source::Memtrace(out_path.clone());
-            sim::trace_stats(&written, |_| true).map_err(Error::from)
+            tl::write_memtrace(&source, &out_path, |n| rep.tick(n))?;
+            let written = tl::Source::Memtrace(out_path.clone());
+            tl::trace_stats(&written, |_| true).map_err(Error::from)
         });
         let st = rep.finish(r)?;
         return Ok(serde_json::to_string(&st).expect("stats serialise"));
@@ -409,9 +404,9 @@ fn trace_convert(
     let r = py.allow_threads(|| {
         let tick = |n| rep.tick(n);
         if csv {
-            sim::write_csv(&source, &out_path, tick)
+            tl::write_csv(&source, &out_path, tick)
         } else {
-            sim::convert_to_oracle(&source, &out_path, tick)
+            tl::convert_to_oracle(&source, &out_path, tick)
         }
     });
     let st = rep.finish(r)?;
@@ -419,16 +414,15 @@ fn trace_convert(
 }
 
 /// The workload of a config that may have no tiers (trace tools need none).
-fn workload_source(config_json: &str) -> Res<tierlab_core::config::Source> {
-    let w = tierlab_core::config::workload_only_from_json(config_json)?;
+fn workload_source(config_json: &str) -> Res<tl::Source> {
+    let w = tl::workload_only_from_json(config_json)?;
     Ok(w.source()?)
 }
 
 /// The JSON text of an optional argument, parsed.
 fn json_arg(name: &str, text: Option<&str>) -> Res<Option<serde_json::Value>> {
     text.map(|t| {
-        serde_json::from_str(t)
-            .map_err(|e| tierlab_core::config::ConfigError::at(name, e.to_string()).into())
+        serde_json::from_str(t).map_err(|e| tl::ConfigError::at(name, e.to_string()).into())
     })
     .transpose()
 }
@@ -440,8 +434,8 @@ fn mrc_ask(
     shards_size: Option<usize>,
     policy_json: Option<&str>,
     hierarchy_json: Option<&str>,
-) -> Res<tierlab_core::mrc::Ask> {
-    Ok(tierlab_core::mrc::Ask {
+) -> Res<tl::Ask> {
+    Ok(tl::Ask {
         sizes,
         shards_rate,
         shards_size,
@@ -488,7 +482,7 @@ type MrcTuple = (
 /// largest object in the stack: 0 for a simulated curve, the method's
 /// label, and with sizes given each point's size as given: sizes that
 /// resolve alike make one point, labelled by the first given; and the note
-/// saying which sizes a SHARDS sample was too small for, left out). The core chooses the method (`tierlab_core::mrc::Ask`): exact
+/// saying which sizes a SHARDS sample was too small for, left out). The core chooses the method (its `Ask`): exact
 /// LRU by stack distances, SHARDS with a rate or a number of sampled keys,
 /// or, with a policy (JSON: a name or a table) or a hierarchy config
 /// (JSON), simulation at each of `sizes` (required then). Sizes are
@@ -508,7 +502,7 @@ fn mrc(
 ) -> Res<MrcTuple> {
     let ask = mrc_ask(sizes, shards_rate, shards_size, policy_json, hierarchy_json)?;
     let mut rep = Progress::new(progress, None, EVERY);
-    let r = py.allow_threads(|| tierlab_core::mrc::curve(config_json, &ask, |n| rep.tick(n)));
+    let r = py.allow_threads(|| tl::curve(config_json, &ask, |n| rep.tick(n)));
     let (m, method) = rep.finish(r)?;
     let note = m.left_out.map(|l| l.note);
     Ok((
@@ -523,8 +517,8 @@ fn mrc(
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("__version__", tierlab_core::VERSION)?;
-    m.add("STRACE_SYSCALLS", tierlab_core::trace::strace::SYSCALLS)?;
+    m.add("__version__", tl::VERSION)?;
+    m.add("STRACE_SYSCALLS", tl::STRACE_SYSCALLS)?;
     // The exceptions live in tierlab.errors (pure Python, importing nothing
     // of the engine); _core's names stay for code that caught them here.
     let errors = m.py().import("tierlab.errors")?;
@@ -549,6 +543,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;
     m.add_function(wrap_pyfunction!(mrc, m)?)?;
     m.add_function(wrap_pyfunction!(mrc_method, m)?)?;
-    m.add("CSV_HEADER", sim::CSV_HEADER)?;
+    m.add("CSV_HEADER", tl::CSV_HEADER)?;
     Ok(())
 }

@@ -212,7 +212,7 @@ impl Admission for BloomSecondHit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::synth::Rng;
+    use crate::rng::Rng;
 
     fn build(window: u64, fp_rate: f64, splits: u32) -> BloomSecondHit {
         let p = BloomParams {

@@ -8,7 +8,7 @@
 
 use super::{Admission, AdmissionBuild, AdmitCtx, BuildCtx};
 use crate::request::Request;
-use crate::synth::Rng;
+use crate::rng::Rng;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]

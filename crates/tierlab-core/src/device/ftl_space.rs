@@ -192,7 +192,7 @@ mod tests {
     #[test]
     fn a_cache_churning_through_its_space_garbage_collects() {
         let mut s = space(true);
-        let mut rng = crate::synth::Rng::new(3);
+        let mut rng = crate::rng::Rng::new(3);
         let mut live: Vec<u64> = Vec::new();
         for k in 0..20_000u64 {
             if live.len() >= 900 {

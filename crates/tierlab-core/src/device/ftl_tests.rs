@@ -2,7 +2,7 @@
 //! SYSTOR 2012) and against hand calculations.
 
 use super::*;
-use crate::synth::Rng;
+use crate::rng::Rng;
 
 /// An FTL whose GC-eligible blocks (all but the frontier and the
 /// reserve) have exactly the spare factor `spare`, as in Desnoyers'

@@ -4,9 +4,7 @@
 //! the policy knows them, and what that means for the medium's life:
 //! lifetime, drive writes per day (DWPD) and terabytes written (TBW).
 
-use crate::policy::flashcache::BlockWear;
 use crate::tech::Technology;
-use crate::tier::Tier;
 use serde::Serialize;
 
 /// A Julian year, as endurance ratings count them.
@@ -88,6 +86,28 @@ pub fn histogram(counts: &[u64], per_block: u64) -> Vec<[u64; 2]> {
     out
 }
 
+/// What a tier reports of a flashcache tier's wear (the policy's counters,
+/// crate::policy::flashcache): defined here, below the cache layer, so that
+/// the wear figures need no tier.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BlockWear {
+    /// Erase-block erases: evictions', set swaps' and the staging area's.
+    pub erases: u64,
+    /// Logical blocks erased to make room (victims and reclaimed blocks).
+    pub block_erases: u64,
+    /// Victims chosen by wear rather than recency.
+    pub hot_block_evictions: u64,
+    pub hot_set_swaps: u64,
+    /// Bytes the swaps programmed (copies into the staging area and both sets).
+    pub swap_bytes_programmed: u64,
+    /// Erases of each physical logical block (the wear status table).
+    pub table: Vec<u64>,
+    /// Erase blocks per logical block.
+    pub erase_blocks_per_block: u64,
+    /// Bytes the tier's blocks hold (sets x ways x block).
+    pub capacity_bytes: u64,
+}
+
 /// A tier's wear in a run's result (flattened into its `TierResult`).
 /// Null fields are unknown: erases of a medium that does not erase or
 /// whose erase block the catalog lacks; the spread, histogram and
@@ -113,32 +133,44 @@ pub struct TierWear {
     pub tbw_tb: Option<f64>,
 }
 
-/// Erase-block erases `tier` has made so far: a flashcache policy's own
-/// count, else the bytes programmed into it over `erase_block` (None when
-/// the block is unknown). Cheap: the time model reads it after every
-/// request (time/engine.rs), and the wear figures are built on it.
-pub fn erases_so_far(tier: &Tier, erase_block: Option<u64>) -> Option<u64> {
-    tier.flash_erases()
-        .or_else(|| erase_block.map(|e| tier.c.bytes_in / e))
+/// Erase-block erases a tier has made so far: a flashcache policy's own
+/// count (`flash_erases`), else the bytes programmed into it (`bytes_in`)
+/// over `erase_block` (None when the block is unknown). Cheap: the time
+/// model reads it after every request (time/engine.rs), and the wear
+/// figures are built on it.
+pub fn erases_so_far(
+    flash_erases: Option<u64>,
+    bytes_in: u64,
+    erase_block: Option<u64>,
+) -> Option<u64> {
+    flash_erases.or_else(|| erase_block.map(|e| bytes_in / e))
 }
 
 impl TierWear {
-    /// The wear of `tier`, of medium `tech` and `capacity_bytes` (None when
-    /// its capacity counts objects), over `seconds` of simulated time. Also
-    /// returns the pages a flashcache tier's swaps programmed, which the
-    /// tier's own counter (per write) does not include.
+    /// The wear of a tier that received `bytes_in` bytes (its counter)
+    /// and reports `bw` (a flashcache tier's block wear), of medium `tech`
+    /// and `capacity_bytes` (None when its capacity counts objects), over
+    /// `seconds` of simulated time. Also returns the pages a flashcache
+    /// tier's swaps programmed, which the tier's own counter (per write)
+    /// does not include.
     pub fn of(
-        tier: &Tier,
+        bw: Option<BlockWear>,
+        bytes_in: u64,
         tech: &Technology,
         capacity_bytes: Option<u64>,
         seconds: f64,
     ) -> (Self, u64) {
-        let bw: Option<BlockWear> = tier.block_wear();
         let swap_bytes = bw.as_ref().map_or(0, |b| b.swap_bytes_programmed);
-        let bytes = tier.c.bytes_in + swap_bytes;
+        let bytes = bytes_in + swap_bytes;
         let extra_pages = swap_bytes.div_ceil(tech.access_unit.max(1) as u64);
         let erases = (bw.is_some() || tech.erase_ns.is_some())
-            .then(|| erases_so_far(tier, tech.erase_block_bytes))
+            .then(|| {
+                erases_so_far(
+                    bw.as_ref().map(|b| b.erases),
+                    bytes_in,
+                    tech.erase_block_bytes,
+                )
+            })
             .flatten();
         let capacity = match &bw {
             Some(b) => Some(b.capacity_bytes as f64),

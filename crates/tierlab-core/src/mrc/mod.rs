@@ -38,30 +38,25 @@
 //!
 //! Files: `stack.rs` the LRU stack, `hist.rs` the distance histograms,
 //! `shards.rs` SHARDS, `simulate.rs` simulated sizes and size lists,
-//! `method.rs` the choice of method, `trust.rs` the sizes a SHARDS
+//! `run/curve.rs` the choice of method, `trust.rs` the sizes a SHARDS
 //! sample supports. Every pass reads its source through
 //! [`crate::source::setup`].
 
 mod hist;
-mod method;
 mod shards;
-mod simulate;
 mod stack;
-mod trust;
+pub(crate) mod trust;
 
-pub use crate::source::setup::Progress;
-pub use method::{curve, Ask, Method};
+use crate::source::setup::Progress;
 pub use shards::{shards, Sampling};
-use simulate::simulate_resolved;
-pub use simulate::{parse_sizes, resolve_sizes, simulate_sizes};
 pub use stack::Stack;
 pub use trust::{LeftOut, SHARDS_MIN_SAMPLED};
 
-use crate::config::Source;
 use crate::index::SlotIndex;
 use crate::request::Op;
 use crate::source::setup::Batches;
-use crate::trace::TraceError;
+use crate::source::trace::TraceError;
+use crate::source::Source;
 use hist::Hist;
 
 /// How many requests ahead [`exact`] prefetches a key's index bucket (and

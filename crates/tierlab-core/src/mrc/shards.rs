@@ -5,12 +5,13 @@
 use super::hist::Hist;
 use super::stack::Stack;
 use super::{Mrc, MrcOptions, Progress};
-use crate::config::{ConfigError, Source};
 use crate::error::Error;
 use crate::request::Op;
 use crate::source::setup::Batches;
-use crate::trace::oracle::{OracleReader, RECORD};
-use crate::trace::TraceError;
+use crate::source::trace::oracle::{OracleReader, RECORD};
+use crate::source::trace::TraceError;
+use crate::source::Source;
+use crate::spec::ConfigError;
 use std::path::Path;
 
 /// Requests between progress calls on the raw path.
@@ -201,7 +202,7 @@ const OWN_AHEAD: usize = 4;
 /// `request_hashed` checks again, so the curve is the one a single thread
 /// computes. Returns the records read; an interruption stops both threads.
 fn filter_oracle(path: &Path, s: &mut Shards, progress: &mut impl Progress) -> Result<u64, Error> {
-    use crate::trace::TraceSource;
+    use crate::source::trace::TraceSource;
     use std::collections::VecDeque;
     use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
     use std::sync::mpsc::{self, TryRecvError};
@@ -306,7 +307,7 @@ fn filter_oracle(path: &Path, s: &mut Shards, progress: &mut impl Progress) -> R
 /// one, which is a stream to decode and takes the generic path.
 fn mapped_oracle(source: &Source) -> Option<&Path> {
     match source {
-        Source::Oracle(path) if !crate::trace::lines::is_zstd(path) => Some(path),
+        Source::Oracle(path) if !crate::source::trace::lines::is_zstd(path) => Some(path),
         _ => None,
     }
 }

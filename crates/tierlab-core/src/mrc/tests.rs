@@ -3,13 +3,16 @@
 
 use super::hist::{bin_of, bin_top, AtSizes};
 use super::shards::{sample_hash, Shards, MODULUS, RAW_CHUNK};
-use super::simulate::scale;
 use super::*;
-use crate::config::{Config, Source};
+use crate::config::Config;
 use crate::error::Error;
 use crate::request::Request;
-use crate::sim::{trace_stats, Simulation};
-use crate::synth::{Pattern, SynthSpec};
+use crate::run::curve_sizes::scale;
+use crate::run::{curve, parse_sizes, resolve_sizes, simulate_sizes, Ask};
+use crate::sim::Simulation;
+use crate::source::synth::{Pattern, SynthSpec};
+use crate::source::tools::trace_stats;
+use crate::source::Source;
 use crate::units::Size;
 
 /// A tiny deterministic generator (xorshift64*), so the tests need no crate.
@@ -453,7 +456,7 @@ fn shards_oracle_fast_path_equals_generic_path() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("z.oracleGeneral.bin");
     let source = zipf_source(20_000, 300_000, 1.0, 4096);
-    crate::sim::convert_to_oracle(&source, &path, |_| true).unwrap();
+    crate::source::tools::convert_to_oracle(&source, &path, |_| true).unwrap();
     let oracle = Source::Oracle(path);
     let opts = MrcOptions::default();
     let fast = shards(&oracle, Sampling::Rate(0.05), &opts, |_| true).unwrap();
@@ -556,7 +559,7 @@ fn shards_miss_ratios_stay_within_0_and_1() {
 /// 50,000 others, sizes varying by key and now and then by request (the
 /// stack keeps a key's latest size). Returns the file and a zstd copy.
 fn oracle_trace(dir: &std::path::Path, n: usize) -> (std::path::PathBuf, std::path::PathBuf) {
-    use crate::trace::oracle::OracleWriter;
+    use crate::source::trace::oracle::OracleWriter;
     let path = dir.join(format!("t{n}.oracleGeneral.bin"));
     let mut w = OracleWriter::create(&path).unwrap();
     let mut rng = Rng(n as u64 | 1);

@@ -57,7 +57,7 @@ fn bound(sampling: Sampling, m: &Mrc, unit: bool, given_sizes: bool) -> Option<u
 /// Leaves out of `m` the sizes below what its sample supports and records
 /// them in `m.left_out`; when every size is below, keeps them all and says
 /// so there.
-pub(super) fn trim(m: &mut Mrc, sampling: Sampling, unit: bool, given_sizes: bool) {
+pub(crate) fn trim(m: &mut Mrc, sampling: Sampling, unit: bool, given_sizes: bool) {
     let Some(below) = bound(sampling, m, unit, given_sizes) else {
         return;
     };

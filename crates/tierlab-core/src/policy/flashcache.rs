@@ -33,6 +33,7 @@
 //! objects queued by `before_insert`, which `needs_room` reports.
 
 use super::{BuildCtx, Policy, PolicyBuild};
+use crate::device::wear::BlockWear;
 use crate::request::Request;
 use crate::units::{human_bytes, Size};
 use serde::{Deserialize, Serialize};
@@ -143,26 +144,6 @@ struct Block {
     /// Its objects' slots in insertion order, NONE where one was removed
     /// (eviction order stays oldest first).
     slots: Vec<u32>,
-}
-
-/// What the tier reports of a flashcache tier's wear ([`FlashCache::wear`]).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct BlockWear {
-    /// Erase-block erases: evictions', set swaps' and the staging area's.
-    pub erases: u64,
-    /// Logical blocks erased to make room (victims and reclaimed blocks).
-    pub block_erases: u64,
-    /// Victims chosen by wear rather than recency.
-    pub hot_block_evictions: u64,
-    pub hot_set_swaps: u64,
-    /// Bytes the swaps programmed (copies into the staging area and both sets).
-    pub swap_bytes_programmed: u64,
-    /// Erases of each physical logical block (the wear status table).
-    pub table: Vec<u64>,
-    /// Erase blocks per logical block.
-    pub erase_blocks_per_block: u64,
-    /// Bytes the tier's blocks hold (sets x ways x block).
-    pub capacity_bytes: u64,
 }
 
 pub struct FlashCache {

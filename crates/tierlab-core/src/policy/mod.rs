@@ -43,7 +43,7 @@ pub trait Policy {
     /// The entry in `slot` was requested again.
     fn on_hit(&mut self, slot: u32, req: &Request);
     /// `n` hits in a row on the entry in `slot`, no other event between
-    /// them (a run of references to one page, vm/run.rs); `req` stands for
+    /// them (a run of references to one page, run/vm.rs); `req` stands for
     /// each of them (they differ at most in their operation, which no
     /// policy's `on_hit` reads). Must leave the policy as `n` calls of
     /// `on_hit` would: the default makes them; a policy for which a hit
@@ -283,6 +283,12 @@ registry! {
 }
 
 impl PolicySpec {
+    /// Whether the policy reads each request's next access (Belady's
+    /// oracle): the run then feeds it next-access times.
+    pub fn needs_next_access(&self) -> bool {
+        matches!(self, PolicySpec::Belady(_))
+    }
+
     /// Checks the parameters against the tier they are built for (its
     /// capacity, known once a share is resolved): Err((parameter, message)).
     pub fn fit(&self, ctx: &BuildCtx) -> Result<(), (&'static str, String)> {

@@ -8,7 +8,7 @@
 use super::lists::{grow, NIL};
 use super::{BuildCtx, Policy, PolicyBuild};
 use crate::request::Request;
-use crate::synth::Rng;
+use crate::rng::Rng;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]

@@ -163,7 +163,7 @@ fn on_hits_is_n_hits_for_every_policy() {
             })
         };
         let (mut a, mut b) = (mk(), mk());
-        let mut rng = crate::synth::Rng::new(7);
+        let mut rng = crate::rng::Rng::new(7);
         let mut tracked: Vec<u32> = Vec::new();
         let mut next = 0u32;
         let evict = |a: &mut AnyPolicy, b: &mut AnyPolicy, tracked: &mut Vec<u32>| {

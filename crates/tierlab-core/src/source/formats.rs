@@ -5,8 +5,8 @@
 //! all come from here.
 
 use super::Source;
-use crate::trace::csv::CsvOptions;
-use crate::trace::{csv, lackey, memtrace, msr, oracle, strace, twitter};
+use crate::source::trace::csv::CsvOptions;
+use crate::source::trace::{csv, lackey, memtrace, msr, oracle, strace, twitter};
 use crate::units::Size;
 use serde::Deserialize;
 use std::io::Read;
@@ -115,7 +115,7 @@ const HEAD: usize = 64 << 10;
 /// The first bytes of a file (decompressed when `.zst`), or None when it
 /// cannot be read (the reader then reports why, with the file's name).
 pub fn head(path: &Path) -> Option<Vec<u8>> {
-    let mut r = crate::trace::lines::open_stream(path).ok()?;
+    let mut r = crate::source::trace::lines::open_stream(path).ok()?;
     let mut buf = Vec::with_capacity(HEAD);
     r.by_ref().take(HEAD as u64).read_to_end(&mut buf).ok()?;
     Some(buf)

@@ -7,11 +7,11 @@
 use super::formats::KeyError;
 use super::workload::parse;
 use super::Source;
+use crate::source::synth::{self, SynthParams, Synthetic};
+use crate::source::trace::TraceSource;
+use crate::source::workloads::{self as w, Benchmark, Common};
 use crate::spec::Params;
-use crate::synth::{self, SynthParams, Synthetic};
-use crate::trace::TraceSource;
 use crate::units::Size;
-use crate::workloads::{self as w, Benchmark, Common};
 use serde::Deserialize;
 
 /// Registers every generator: `Variant => "name", Type;`, synthetic

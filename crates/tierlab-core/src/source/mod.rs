@@ -8,6 +8,10 @@
 pub mod formats;
 pub mod generators;
 pub mod setup;
+pub mod synth;
+pub mod tools;
+pub mod trace;
 pub mod workload;
+pub mod workloads;
 
-pub use workload::{open, Source, WorkloadConfig};
+pub use workload::{byte_source, open, Source, WorkloadConfig};

@@ -1,7 +1,7 @@
 //! Setting up a pass over a source, in one place for every command: the
 //! footprint pre-pass (capacities and sizes given as a share of it), the
 //! next-access pre-pass (Belady needs each request's next access), and the
-//! batch loop with progress and interruption. `run` ([`crate::sim::Simulation`]),
+//! batch loop with progress and interruption. `run` (sim.rs's `Simulation`),
 //! `mrc` (exact, SHARDS, simulated sizes), `trace stats|convert` and the
 //! benches all read their requests through here, so a curve and a run of
 //! the same config see the same requests, cut at the same limit, with the
@@ -11,14 +11,15 @@
 //! a slice, and [`Batches::drive`] calls a closure once per batch (generic,
 //! so each caller's loop is compiled into its own code, as if written there).
 
-use crate::config::{Config, ConfigError, Source};
 use crate::error::Error;
 use crate::request::Request;
-use crate::sim::open;
+use crate::source::open;
 #[cfg(test)]
-use crate::trace::next_access::next_access_times;
-use crate::trace::next_access::{next_access_times_upto, WithNextAccess};
-use crate::trace::{TraceError, TraceSource};
+use crate::source::trace::next_access::next_access_times;
+use crate::source::trace::next_access::{next_access_times_upto, WithNextAccess};
+use crate::source::trace::{TraceError, TraceSource};
+use crate::source::{Source, WorkloadConfig};
+use crate::spec::ConfigError;
 use crate::units::Size;
 
 /// Requests decoded per batch: large enough to amortise the one dynamic call
@@ -125,7 +126,7 @@ impl Batches {
 
     /// A source that gave no requests at all is an error.
     pub fn check_empty(&self) -> Result<(), TraceError> {
-        crate::trace::empty_check(self.read, &*self.src)
+        crate::source::trace::empty_check(self.read, &*self.src)
     }
 
     /// The batch loop: `each` sees every batch left, then `progress` the
@@ -184,7 +185,7 @@ pub fn footprint<'a>(
     if !sizes.into_iter().any(|s| matches!(s, Size::Percent(_))) {
         return Ok((0, 0));
     }
-    let s = crate::sim::trace_stats(source, progress)?;
+    let s = crate::source::tools::trace_stats(source, progress)?;
     let f = if unit_size {
         s.unique_keys
     } else {
@@ -221,13 +222,6 @@ pub fn open_stream(
     Ok(Batches::new(open(source)?, size))
 }
 
-/// Whether a tier of the config needs next-access times (Belady).
-pub fn needs_next_access(cfg: &Config) -> bool {
-    cfg.tiers
-        .iter()
-        .any(|t| matches!(t.policy, crate::policy::PolicySpec::Belady(_)))
-}
-
 /// What a run of a config reads, made concrete once for every command
 /// that runs its hierarchy (`run`, `mrc --policy|--config`).
 #[derive(Clone, Debug)]
@@ -249,20 +243,26 @@ pub struct RunSetup {
 }
 
 impl RunSetup {
-    /// Checks the config's workload and reads the footprint when a tier's
-    /// capacity or one of `sizes` (mrc's) is a share of it.
-    pub fn new(cfg: &Config, sizes: &[Size], progress: impl Progress) -> Result<Self, Error> {
-        let w = cfg.workload()?;
+    /// The setup of `workload`: its source, checked, and the footprint
+    /// read when one of `shares` (tier capacities, mrc's sizes) is a share
+    /// of it; `next_access` when a tier needs next-access times (Belady);
+    /// `max_requests` from `[run]`. (A config's: run/assembly.rs.)
+    pub fn new<'a>(
+        w: &WorkloadConfig,
+        shares: impl IntoIterator<Item = &'a Size>,
+        next_access: bool,
+        max_requests: Option<u64>,
+        progress: impl Progress,
+    ) -> Result<Self, Error> {
         let source = w.source()?;
-        let shares = cfg.tiers.iter().map(|t| &t.capacity).chain(sizes);
         let (footprint, read) = footprint(&source, w.unit_size, shares, progress)?;
         Ok(RunSetup {
             source,
             unit_size: w.unit_size,
             seed: w.seed.unwrap_or(42),
             footprint,
-            next_access: needs_next_access(cfg),
-            max_requests: cfg.run.max_requests.unwrap_or(u64::MAX),
+            next_access,
+            max_requests: max_requests.unwrap_or(u64::MAX),
             read,
         })
     }
@@ -302,7 +302,7 @@ pub fn resolve(sizes: &[Size], footprint: u64, what: &str) -> Result<Vec<u64>, C
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::synth::{Pattern, SynthSpec};
+    use crate::source::synth::{Pattern, SynthSpec};
 
     fn zipf(requests: u64) -> Source {
         Source::Synth(SynthSpec {

@@ -7,16 +7,16 @@
 
 use super::formats::{self, Format, KeyError, TraceParams};
 use super::generators;
-use crate::config::ConfigError;
+use crate::source::synth::{Generator, SynthSpec};
+use crate::source::trace::csv::{CsvOptions, CsvReader};
+use crate::source::trace::lackey::LackeyReader;
+use crate::source::trace::msr::MsrReader;
+use crate::source::trace::oracle::{OracleReader, OracleStream};
+use crate::source::trace::strace::StraceReader;
+use crate::source::trace::twitter::TwitterReader;
+use crate::source::trace::{TraceError, TraceSource};
+use crate::spec::ConfigError;
 use crate::spec::Params;
-use crate::synth::{Generator, SynthSpec};
-use crate::trace::csv::{CsvOptions, CsvReader};
-use crate::trace::lackey::LackeyReader;
-use crate::trace::msr::MsrReader;
-use crate::trace::oracle::{OracleReader, OracleStream};
-use crate::trace::strace::StraceReader;
-use crate::trace::twitter::TwitterReader;
-use crate::trace::{TraceError, TraceSource};
 use serde::de::{DeserializeOwned, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
 use std::path::{Path, PathBuf};
@@ -64,7 +64,7 @@ pub fn open(source: &Source) -> Result<Box<dyn TraceSource>, TraceError> {
         Source::Synth(spec) => Box::new(Generator::try_new(spec.clone()).map_err(|m| {
             TraceError::io(Path::new("workload.objects"), std::io::Error::other(m))
         })?),
-        Source::Oracle(path) if crate::trace::lines::is_zstd(path) => {
+        Source::Oracle(path) if crate::source::trace::lines::is_zstd(path) => {
             Box::new(OracleStream::open(path)?)
         }
         Source::Workload(spec) => spec.open(),
@@ -76,7 +76,9 @@ pub fn open(source: &Source) -> Result<Box<dyn TraceSource>, TraceError> {
         }
         Source::Msr(path, page, skip) => Box::new(MsrReader::open(path, *page, *skip)?),
         Source::Twitter(path, skip) => Box::new(TwitterReader::open(path, *skip)?),
-        Source::Memtrace(path) => Box::new(crate::trace::memtrace::MemtraceReader::open(path)?),
+        Source::Memtrace(path) => {
+            Box::new(crate::source::trace::memtrace::MemtraceReader::open(path)?)
+        }
     })
 }
 
@@ -270,6 +272,46 @@ impl Serialize for WorkloadConfig {
         m.insert("type".into(), self.kind.clone().into());
         m.insert("unit_size".into(), self.unit_size.into());
         m.serialize(s)
+    }
+}
+
+/// The source a `[vm]` run reads: a memory trace, by byte address.
+pub fn byte_source(source: Source) -> Result<Source, ConfigError> {
+    match source {
+        // Unit 0: one request per access, keyed by its byte address.
+        Source::Lackey(p, _, instr, skip) => Ok(Source::Lackey(p, 0, instr, skip)),
+        s @ (Source::Csv(..) | Source::Memtrace(..)) => Ok(s),
+        // The multiprogram mix by byte address: one cache line per
+        // reference, each program its own pid and address space.
+        Source::Workload(generators::Spec::Multiprogram(m)) => Ok(Source::Workload(
+            generators::Spec::Multiprogram(m.by_address()),
+        )),
+        other => Err(ConfigError::at(
+            "workload",
+            format!(
+                "{} has no memory addresses; [vm] reads a memory trace: a Valgrind lackey \
+                 trace, a tierlab memtrace (tierlab trace convert --to memtrace), a CSV \
+                 whose key is a byte address, or the multiprogram generator",
+                describe(&other)
+            ),
+        )),
+    }
+}
+
+fn describe(s: &Source) -> String {
+    match s.path() {
+        Some(p) => format!("{} (read as {:?})", p.display(), kind(s)),
+        None => "a generated workload".into(),
+    }
+}
+
+fn kind(s: &Source) -> &'static str {
+    match s {
+        Source::Oracle(_) => "oracle",
+        Source::Strace(..) => "strace",
+        Source::Msr(..) => "msr",
+        Source::Twitter(..) => "twitter",
+        _ => "other",
     }
 }
 

@@ -407,7 +407,7 @@ impl Tier {
     }
 
     /// The wear a flashcache tier's policy counts (None for other policies).
-    pub fn block_wear(&self) -> Option<crate::policy::flashcache::BlockWear> {
+    pub fn block_wear(&self) -> Option<crate::device::wear::BlockWear> {
         match &self.policy {
             AnyPolicy::FlashCache(p) => Some(p.wear()),
             _ => None,

@@ -2,7 +2,7 @@
 //! each tier and of `[backing]`, and `[run] warmup`. Parsed with the rest of
 //! the config (config.rs); checked here, each error at its key path.
 
-use crate::config::ConfigError;
+use crate::spec::ConfigError;
 use crate::units::{parse_duration_ns, Nanos};
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};

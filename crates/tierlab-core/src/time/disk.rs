@@ -41,7 +41,7 @@
 //! requests overtake each other on the CPU can reach the disk in another
 //! order than the head assumed.
 
-use crate::config::ConfigError;
+use crate::spec::ConfigError;
 use crate::units::{Nanos, Size};
 use hashbrown::HashMap;
 use serde::{Deserialize, Serialize};

@@ -20,12 +20,12 @@ use super::station::{Station, UNLIMITED};
 use crate::hierarchy::ops::{DevOp, OpKind};
 use crate::hierarchy::Hierarchy;
 use crate::request::Request;
-use crate::synth::Rng;
+use crate::rng::Rng;
 use hashbrown::HashMap;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-/// A time model's parts, resolved from the config (time/mod.rs builds it).
+/// A time model's parts, resolved from the config (run/assembly.rs builds it).
 pub struct Model {
     pub load: Load,
     pub cpus: Option<u32>,
@@ -153,7 +153,8 @@ impl Erasing {
 /// The erases tier `e.dev` has made so far, as the wear figures count them.
 #[inline]
 fn erases_of(h: &Hierarchy, e: &Erasing) -> u64 {
-    crate::device::wear::erases_so_far(&h.tiers[e.dev], e.block_bytes).unwrap_or(0)
+    let t = &h.tiers[e.dev];
+    crate::device::wear::erases_so_far(t.flash_erases(), t.c.bytes_in, e.block_bytes).unwrap_or(0)
 }
 
 /// One stage of a job: `service` ns at station `station` in queue class `class`.
@@ -770,10 +771,10 @@ impl Engine {
         self.order_at = at + 1;
         // Requests are issued in trace order: start loading the index
         // buckets of later ones, as the serial loop does (sim.rs).
-        if let Some(far) = self.order.get(at + crate::sim::PREFETCH_FAR) {
+        if let Some(far) = self.order.get(at + crate::request::PREFETCH_FAR) {
             h.prefetch_top(far.key);
         }
-        if let Some(near) = self.order.get(at + crate::sim::PREFETCH_NEAR) {
+        if let Some(near) = self.order.get(at + crate::request::PREFETCH_NEAR) {
             h.prefetch_below(near.key);
         }
         Some(self.issue(h, c, r))

@@ -8,7 +8,7 @@
 //! [`StackCosts`]. Everything defaults to zero, so a run without `[stack]`
 //! costs what it did before the time model.
 
-use crate::config::ConfigError;
+use crate::spec::ConfigError;
 use crate::units::Nanos;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -7,8 +7,8 @@
 //! byte-addressed trace serves a whole page-size sweep.
 
 use super::readahead::ReadAheadMode;
-use crate::config::ConfigError;
 use crate::policy::PolicySpec;
+use crate::spec::ConfigError;
 use crate::units::{Nanos, Size};
 use serde::{Deserialize, Serialize};
 
@@ -430,73 +430,6 @@ fn check_tlb(path: &str, t: &TlbConfig) -> Result<(), ConfigError> {
         ));
     }
     non_negative(&format!("{path}.latency_ns"), t.latency_ns)
-}
-
-/// The checks `[vm]` makes of the rest of the config: one memory tier (the
-/// frames), its policy left to `vm.policy`, no `workload.page_size`
-/// (the page size is `vm.page_size`, applied at simulation time), and
-/// neither `run.passes` nor `run.warmup` (the paging loop reads its trace
-/// once, counting from the first reference).
-pub fn check_with(cfg: &crate::config::Config, vm: &VmConfig) -> Result<(), ConfigError> {
-    vm.validate()?;
-    if cfg.tiers.len() > 1 {
-        return Err(ConfigError::at(
-            "tier",
-            format!(
-                "{} tiers given; under [vm] the one [[tier]] is the memory that holds the \
-                 frames and [backing] is the swap device",
-                cfg.tiers.len()
-            ),
-        ));
-    }
-    if let Some(t) = cfg.tiers.first() {
-        if t.policy != PolicySpec::default() {
-            return Err(ConfigError::at(
-                "tier[0].policy",
-                "not used under [vm]: the frames are replaced by vm.policy (clock by default)",
-            ));
-        }
-        if let Size::Absolute(n) = t.capacity {
-            if n < vm.page_bytes() {
-                return Err(ConfigError::at(
-                    "tier[0].capacity",
-                    format!(
-                        "{n} B holds no page of vm.page_size = {} B: the frame count would be zero",
-                        vm.page_bytes()
-                    ),
-                ));
-            }
-        }
-    }
-    // The paging loop reads its trace once and counts from the first
-    // reference: refused rather than silently ignored.
-    if cfg.run.passes != 1 {
-        return Err(ConfigError::at(
-            "run.passes",
-            format!(
-                "{} given; a [vm] run reads its trace once (1, the default); run the trace \
-                 twice by concatenating it",
-                cfg.run.passes
-            ),
-        ));
-    }
-    if cfg.run.warmup.is_some() {
-        return Err(ConfigError::at(
-            "run.warmup",
-            "not used under [vm]: a paging run counts from the first reference (cold faults \
-             are part of its figures)",
-        ));
-    }
-    if let Some(w) = &cfg.workload {
-        if w.has("page_size") {
-            return Err(ConfigError::at(
-                "workload.page_size",
-                "not used under [vm]: the trace is read by byte address and vm.page_size \
-                 applies at simulation time (one trace serves a page-size sweep)",
-            ));
-        }
-    }
-    Ok(())
 }
 
 fn check_entries(path: &str, n: u32) -> Result<(), ConfigError> {

@@ -30,8 +30,8 @@
 //!   pages that find no free frame are evicted (written to the swap device
 //!   when dirty).
 
-use crate::config::ConfigError;
 use crate::hash::KeyMap;
+use crate::spec::ConfigError;
 use crate::units::{Nanos, Size};
 use serde::{Deserialize, Serialize};
 

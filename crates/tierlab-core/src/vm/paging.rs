@@ -471,9 +471,9 @@ impl Paging {
             key,
             size: self.page,
             op: if write {
-                crate::Op::Write
+                crate::request::Op::Write
             } else {
-                crate::Op::Read
+                crate::request::Op::Read
             },
             ..Request::default()
         }

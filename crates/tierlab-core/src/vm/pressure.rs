@@ -8,7 +8,7 @@
 //! frames borrowed by Memorage, vm/memorage.rs) less the resident pages.
 //! The pager (vm/paging.rs) asks [`Pressure::before_alloc`] before it
 //! takes a frame and [`Pressure::after_alloc`] after; the scheduler
-//! (vm/procs.rs) runs kswapd as an actor of its earliest-clock loop.
+//! (run/vm_procs.rs) runs kswapd as an actor of its earliest-clock loop.
 //!
 //! The default watermarks are Linux 3.2's (the kernel of S3's platform,
 //! S3 Table 2: 3.2.8), mm/page_alloc.c: `init_per_zone_wmark_min` sets
@@ -18,7 +18,7 @@
 //! call (mm/vmscan.c, `try_to_free_pages`' nr_to_reclaim), as does each
 //! pass of kswapd here.
 
-use crate::config::ConfigError;
+use crate::spec::ConfigError;
 use crate::units::{parse_size, Nanos, Size};
 use serde::{Deserialize, Serialize};
 

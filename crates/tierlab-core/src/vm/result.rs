@@ -83,7 +83,7 @@ pub struct ProcessResult {
     pub minor_faults: u64,
     pub major_faults: u64,
     pub tlb_misses: u64,
-    /// With `[vm.cpu]` (vm/procs.rs): `runtime_ns` is the wall clock from
+    /// With `[vm.cpu]` (run/vm_procs.rs): `runtime_ns` is the wall clock from
     /// the run's start to the end of the process's last reference, split
     /// into CPU time in user mode (references, translation, memory
     /// accesses, compute), CPU time in the kernel (fault handlers, the
@@ -102,7 +102,7 @@ pub struct ProcessResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub references_per_minor_fault: Option<f64>,
     /// `[vm.pressure]` with no hardware thread to spare for kswapd: time
-    /// kswapd took from this process's thread (vm/procs.rs); then
+    /// kswapd took from this process's thread (run/vm_procs.rs); then
     /// `runtime_ns` = user + system + blocked + preempted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preempted_ns: Option<f64>,

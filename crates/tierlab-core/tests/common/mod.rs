@@ -9,7 +9,7 @@ use models::Model;
 use std::collections::VecDeque;
 use tierlab_core::config::Config;
 use tierlab_core::hierarchy::Hierarchy;
-use tierlab_core::synth::Rng;
+use tierlab_core::rng::Rng;
 
 /// A policy as the naive models know it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -421,7 +421,7 @@ pub fn single_tier(policy: &str, capacity: u64) -> Config {
 }
 
 pub fn build(cfg: &Config, unit: bool) -> Hierarchy {
-    tierlab_core::sim::build_hierarchy(cfg, 0, unit, 1)
+    tierlab_core::run::assembly::build_hierarchy(cfg, 0, unit, 1)
         .unwrap()
         .0
 }

@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 use tierlab_core::policy::wtinylfu::FrequencySketch;
-use tierlab_core::synth::Rng;
+use tierlab_core::rng::Rng;
 
 /// What a tier tells its policy, by key. `charge` is 1 per object with
 /// unit sizes, else the size; `next` is the request's next access.

@@ -109,7 +109,7 @@ impl TraceFormat for Twitter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::TraceSource;
+    use crate::source::trace::TraceSource;
     use std::io::Write;
 
     #[test]

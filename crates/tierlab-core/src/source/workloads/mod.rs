@@ -9,12 +9,12 @@
 //! pages of one file (or one program's memory). [`Paged`] streams the runs
 //! as page-granular [`Request`]s, so a generator's state is proportional to
 //! its files or objects, never to the number of requests. The only source of
-//! randomness is [`crate::synth::Rng`], so a seed gives the same trace on
+//! randomness is [`crate::rng::Rng`], so a seed gives the same trace on
 //! every machine.
 
 use crate::request::{Op, Request};
-use crate::synth::Rng;
-use crate::trace::{TraceError, TraceSource};
+use crate::rng::Rng;
+use crate::source::trace::{TraceError, TraceSource};
 use serde::{Deserialize, Serialize};
 
 /// The key of page `page` of file (or program) `id`: the id in the high 32
@@ -132,10 +132,6 @@ impl<S: Script> TraceSource for Paged<S> {
     }
 }
 
-/// A checked, concrete benchmark generator (its registry is
-/// `source::generators`).
-pub use crate::source::generators::Spec;
-
 /// A benchmark generator as the registry (`source::generators`) sees it:
 /// its `[workload.<type>]` table over a preset, and its stream.
 pub trait Benchmark: Sized {
@@ -151,17 +147,17 @@ pub trait Benchmark: Sized {
 /// `page_size`, and whose [`Script`] is built by `new(&spec)`.
 macro_rules! benchmark {
     ($spec:ty, $table:ty, $script:ty) => {
-        impl $crate::workloads::Benchmark for $spec {
+        impl $crate::source::workloads::Benchmark for $spec {
             type Table = $table;
             fn make(
                 preset: &str,
                 table: &$table,
-                c: $crate::workloads::Common,
-            ) -> Result<Self, $crate::workloads::ParamError> {
+                c: $crate::source::workloads::Common,
+            ) -> Result<Self, $crate::source::workloads::ParamError> {
                 <$spec>::resolve(preset, table, c)
             }
-            fn open(&self) -> Box<dyn $crate::trace::TraceSource> {
-                Box::new($crate::workloads::Paged::new(
+            fn open(&self) -> Box<dyn $crate::source::trace::TraceSource> {
+                Box::new($crate::source::workloads::Paged::new(
                     <$script>::new(self),
                     self.page_size,
                 ))

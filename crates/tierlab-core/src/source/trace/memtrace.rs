@@ -257,8 +257,8 @@ pub fn write_memtrace(
     source: &Source,
     out: &Path,
     progress: impl crate::source::setup::Progress,
-) -> Result<u64, crate::Error> {
-    let source = crate::vm::run::byte_source(source.clone())?;
+) -> Result<u64, crate::error::Error> {
+    let source = crate::source::byte_source(source.clone())?;
     let mut w = MemtraceWriter::new(OutputFile::create(out, source.path())?)?;
     let p = crate::source::setup::pass(&source, progress, |batch| {
         batch.iter().try_for_each(|r| w.write(r))

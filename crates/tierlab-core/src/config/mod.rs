@@ -2,6 +2,8 @@
 //! Python API (which hands the same structure over as JSON). Unknown keys are
 //! rejected; every error names the key path and what is allowed.
 
+pub mod checks;
+
 use crate::admission::AdmissionSpec;
 use crate::hierarchy::Fill;
 use crate::policy::PolicySpec;
@@ -12,29 +14,8 @@ use std::collections::BTreeMap;
 
 /// `[workload]` and what it becomes: in `source` (with the registries of
 /// generators and trace formats).
-pub use crate::source::{Source, WorkloadConfig};
-use thiserror::Error;
-
-/// A config problem at a key path such as `tier[1].capacity`.
-#[derive(Debug, Error, Clone, PartialEq)]
-#[error("{path}: {msg}")]
-pub struct ConfigError {
-    pub path: String,
-    pub msg: String,
-}
-
-impl ConfigError {
-    /// The key path and the message, both of bounded length
-    /// ([`crate::units::bound_message`]): an error may echo a key or a
-    /// value of any length the user wrote.
-    pub fn at(path: impl Into<String>, msg: impl Into<String>) -> Self {
-        let (path, msg) = (path.into(), msg.into());
-        ConfigError {
-            path: crate::units::clip(&path, 200).into_owned(),
-            msg: crate::units::bound_message(&msg),
-        }
-    }
-}
+use crate::source::WorkloadConfig;
+use crate::spec::ConfigError;
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -510,9 +491,9 @@ impl Config {
                 }
             }
         }
-        crate::time::validate(self)?;
+        checks::time(self)?;
         if let Some(vm) = &self.vm {
-            crate::vm::config::check_with(self, vm)?;
+            checks::vm(self, vm)?;
         }
         Ok(())
     }
@@ -657,7 +638,7 @@ policy = { type = "clock", bits = 2 }
         let ok = "[workload]\ntype = \"postmark\"\npreset = \"s2\"\nscale = 0.01\n[workload.postmark]\nread_bias = 0.9\n[[tier]]\ntech = \"DRAM-DDR3\"\ncapacity = 1\n";
         let c = Config::from_toml_str(ok).unwrap();
         match c.workload().unwrap().source().unwrap() {
-            Source::Workload(crate::workloads::Spec::Postmark(p)) => {
+            crate::source::Source::Workload(crate::source::generators::Spec::Postmark(p)) => {
                 assert_eq!((p.files, p.transactions, p.read_bias), (100, 500, 0.9));
             }
             other => panic!("{other:?}"),

@@ -393,7 +393,7 @@ impl TraceFormat for Csv {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::TraceSource;
+    use crate::source::trace::TraceSource;
     use std::io::Write;
 
     fn read_all(text: &str, opts: &CsvOptions) -> Result<Vec<Request>, TraceError> {

@@ -154,7 +154,7 @@ impl TraceFormat for Msr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::TraceSource;
+    use crate::source::trace::TraceSource;
     use std::io::Write;
 
     fn read(text: &str, skip: bool) -> Result<(Vec<Request>, u64), TraceError> {

@@ -393,7 +393,7 @@ impl StraceParser {
         let bad = || {
             format!(
                 "expected `PID SECONDS.MICROS call(...)` (strace -f -ttt), not {}",
-                crate::trace::csv::show(text.as_bytes())
+                crate::source::trace::csv::show(text.as_bytes())
             )
         };
         // strace pads the pid column when pids have fewer digits: fields are
@@ -626,7 +626,7 @@ impl TraceFormat for Strace {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::TraceSource;
+    use crate::source::trace::TraceSource;
     use std::io::Write;
 
     fn read(text: &str, page: u32) -> Result<Vec<Request>, TraceError> {

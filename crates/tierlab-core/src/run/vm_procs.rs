@@ -27,13 +27,13 @@
 //! processes is not modelled: more processes than hardware threads is
 //! refused.
 
-use super::run::Core;
-use crate::config::ConfigError;
-use crate::config::Source;
+use super::vm::Core;
 use crate::error::Error;
 use crate::request::Request;
 use crate::source::setup::{Batches, BATCH};
-use crate::trace::{TraceError, TraceSource};
+use crate::source::trace::{TraceError, TraceSource};
+use crate::source::Source;
+use crate::spec::ConfigError;
 use std::collections::{BTreeMap, VecDeque};
 
 /// One process's references of a trace: the others' passed over.
@@ -154,7 +154,7 @@ enum Act {
 }
 
 impl Sched {
-    pub fn new(c: &super::config::CpuConfig) -> Self {
+    pub fn new(c: &crate::vm::config::CpuConfig) -> Self {
         Sched {
             threads: c.threads(),
             per_core: c.threads_per_core,

@@ -23,7 +23,8 @@ use super::{
     check_at_least, scaled, unknown_preset, zipf_weights, Common, ParamError, Run, Script,
 };
 use crate::request::Op;
-use crate::synth::{Alias, Rng};
+use crate::rng::Alias;
+use crate::rng::Rng;
 use crate::units::{human_bytes, human_count};
 use serde::{Deserialize, Serialize};
 

@@ -5,10 +5,10 @@
 //! next request, -1 when there is none.
 
 use super::{TraceError, TraceSource};
-use crate::config::Source;
 use crate::hash::KeyMap;
 use crate::request::Request;
 use crate::source::setup::{Batches, Progress};
+use crate::source::Source;
 
 /// Next-access times of a whole source, in request order. Memory: 8 bytes
 /// per request for the result, plus 8 per request for the keys while it

@@ -19,7 +19,8 @@ use super::{
     Script, SurgeSizes,
 };
 use crate::request::Op;
-use crate::synth::{Alias, Rng};
+use crate::rng::Alias;
+use crate::rng::Rng;
 use crate::units::human_count;
 use serde::{Deserialize, Serialize};
 

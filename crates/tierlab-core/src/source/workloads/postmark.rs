@@ -27,7 +27,7 @@ use super::{
     bad, check_at_least, check_share, scaled, unknown_preset, Common, ParamError, Run, Script,
 };
 use crate::request::Op;
-use crate::synth::Rng;
+use crate::rng::Rng;
 use crate::units::{human_bytes, human_count};
 use serde::{Deserialize, Serialize};
 

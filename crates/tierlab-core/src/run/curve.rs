@@ -2,9 +2,12 @@
 //! curve, SHARDS and simulated sizes from what was asked (`tierlab mrc`'s
 //! options, `tierlab.mrc(...)`'s arguments), and the pass that follows.
 
-use super::{exact, shards, simulate_resolved, Mrc, MrcOptions, Progress, Sampling};
-use crate::config::{workload_only_from_json, Config, ConfigError};
+use super::curve_sizes::simulate_resolved;
+use crate::config::{workload_only_from_json, Config};
 use crate::error::Error;
+use crate::mrc::{exact, shards, Mrc, MrcOptions, Sampling};
+use crate::source::setup::Progress;
+use crate::spec::ConfigError;
 use serde_json::{json, Value};
 
 /// What a caller asks of a curve.
@@ -108,13 +111,17 @@ pub fn curve(
     progress: impl Progress,
 ) -> Result<(Mrc, Method), Error> {
     let method = ask.method()?;
-    let sizes = ask.sizes.as_deref().map(super::parse_sizes).transpose()?;
+    let sizes = ask
+        .sizes
+        .as_deref()
+        .map(super::curve_sizes::parse_sizes)
+        .transpose()?;
     let w = workload_only_from_json(config_json)?;
     let (mut mrc, resolved) = match &method {
         Method::Exact | Method::Shards(_) => {
             let source = w.source()?;
             let sizes = sizes
-                .map(|s| super::resolve_sizes(&source, &s, w.unit_size))
+                .map(|s| super::curve_sizes::resolve_sizes(&source, &s, w.unit_size))
                 .transpose()?;
             let opts = MrcOptions {
                 unit_size: w.unit_size,
@@ -150,7 +157,7 @@ pub fn curve(
         mrc.label(given, &resolved);
     }
     if let Method::Shards(s) = &method {
-        super::trust::trim(&mut mrc, *s, w.unit_size, ask.sizes.is_some());
+        crate::mrc::trust::trim(&mut mrc, *s, w.unit_size, ask.sizes.is_some());
     }
     Ok((mrc, method))
 }

@@ -6,13 +6,8 @@
 //! A hit costs a memory access of the reference's own size, not a page
 //! transfer.
 
-use super::config::VmConfig;
-use super::paging::{Paging, VPN_BITS, VPN_MASK};
-use super::procs::Sched;
-use super::result::{ProcessResult, VmResult};
-use super::tlb::Tlb;
-use super::walk::{Walker, PTE_BYTES};
-use crate::config::{Config, ConfigError, Source};
+use super::vm_procs::Sched;
+use crate::config::Config;
 use crate::cost::AccessCost;
 use crate::device::wear::TierWear;
 use crate::device::DeviceEnergy;
@@ -21,10 +16,17 @@ use crate::hash::{KeyMap, KeySet};
 use crate::hierarchy::BackingCounters;
 use crate::request::{Op, Request};
 use crate::source::setup::{pass, Batches, Progress, BATCH};
+use crate::source::trace::memtrace::{MemtraceReader, Rec};
+use crate::source::trace::TraceError;
+use crate::source::Source;
+use crate::spec::ConfigError;
 use crate::stats::{ratio, BackingResult, RunResult, TierResult, Timeline};
-use crate::trace::memtrace::{MemtraceReader, Rec};
-use crate::trace::TraceError;
 use crate::units::Size;
+use crate::vm::config::VmConfig;
+use crate::vm::paging::{Paging, VPN_BITS, VPN_MASK};
+use crate::vm::result::{ProcessResult, VmResult};
+use crate::vm::tlb::Tlb;
+use crate::vm::walk::{Walker, PTE_BYTES};
 
 /// A memory reference as the loop reads it: a decoded request, or a
 /// memtrace record in place (its reader's buffer, no decoding pass).
@@ -55,46 +57,6 @@ struct Raw {
     done: bool,
 }
 
-/// The source a `[vm]` run reads: a memory trace, by byte address.
-pub fn byte_source(source: Source) -> Result<Source, ConfigError> {
-    match source {
-        // Unit 0: one request per access, keyed by its byte address.
-        Source::Lackey(p, _, instr, skip) => Ok(Source::Lackey(p, 0, instr, skip)),
-        s @ (Source::Csv(..) | Source::Memtrace(..)) => Ok(s),
-        // The multiprogram mix by byte address: one cache line per
-        // reference, each program its own pid and address space.
-        Source::Workload(crate::workloads::Spec::Multiprogram(m)) => Ok(Source::Workload(
-            crate::workloads::Spec::Multiprogram(m.by_address()),
-        )),
-        other => Err(ConfigError::at(
-            "workload",
-            format!(
-                "{} has no memory addresses; [vm] reads a memory trace: a Valgrind lackey \
-                 trace, a tierlab memtrace (tierlab trace convert --to memtrace), a CSV \
-                 whose key is a byte address, or the multiprogram generator",
-                describe(&other)
-            ),
-        )),
-    }
-}
-
-fn describe(s: &Source) -> String {
-    match s.path() {
-        Some(p) => format!("{} (read as {:?})", p.display(), kind(s)),
-        None => "a generated workload".into(),
-    }
-}
-
-fn kind(s: &Source) -> &'static str {
-    match s {
-        Source::Oracle(_) => "oracle",
-        Source::Strace(..) => "strace",
-        Source::Msr(..) => "msr",
-        Source::Twitter(..) => "twitter",
-        _ => "other",
-    }
-}
-
 /// The figures a run of repeats adds up ([`Core::run_from`]).
 #[derive(Clone, Copy)]
 struct RunSums {
@@ -118,9 +80,9 @@ pub struct VmRun {
     raw: Option<Raw>,
     describe: String,
     c: Core,
-    /// `[vm.cpu]`: processes on hardware threads (vm/procs.rs).
+    /// `[vm.cpu]`: processes on hardware threads (run/vm_procs.rs).
     sched: Option<Sched>,
-    /// The trace, opened again per process under `[vm.cpu]` (vm/procs.rs).
+    /// The trace, opened again per process under `[vm.cpu]` (run/vm_procs.rs).
     source: Source,
 }
 
@@ -202,7 +164,7 @@ impl VmRun {
             .as_ref()
             .ok_or_else(|| ConfigError::at("vm", "missing"))?;
         let w = cfg.workload()?;
-        let source = byte_source(w.source()?)?;
+        let source = crate::source::byte_source(w.source()?)?;
         let page = vm.page_bytes();
         let shift = page.trailing_zeros();
         let t = &cfg.tiers[0];
@@ -245,11 +207,11 @@ impl VmRun {
                 .memorage
                 .as_ref()
                 .filter(|m| m.enabled)
-                .map(|m| super::memorage::Pool::new(m, page));
+                .map(|m| crate::vm::memorage::Pool::new(m, page));
             if let Some(p) = &pool {
                 remote_extra = 1.0 / p.remote_speed - 1.0;
             }
-            paging = paging.with_pressure(super::pressure::Pressure::new(w, reclaim_ns), pool);
+            paging = paging.with_pressure(crate::vm::pressure::Pressure::new(w, reclaim_ns), pool);
         }
         let max_requests = cfg.run.max_requests.unwrap_or(u64::MAX);
         let raw = match (&source, &vm.cpu) {
@@ -697,7 +659,7 @@ impl Core {
     }
 
     /// One reference: the paging and translation state it changes and its
-    /// figures; with `TIMED` (a `[vm.cpu]` run, vm/procs.rs) also its time
+    /// figures; with `TIMED` (a `[vm.cpu]` run, run/vm_procs.rs) also its time
     /// split into CPU and device parts, which the scheduler adds to the
     /// process instead of `runtime_ns` (without it the split is not
     /// computed: the serial loop does no extra work).
@@ -950,12 +912,18 @@ impl Core {
         let access = v.t_addr_ns + v.t_data_ns;
         let compute = self.compute_ns * self.requests as f64;
         // With [vm.cpu] the processes overlap: the run takes as long as its
-        // longest process (vm/procs.rs).
+        // longest process (run/vm_procs.rs).
         let total = self.makespan.unwrap_or(access + compute);
         let per_s = |x: f64| if total > 0.0 { x * 1e9 / total } else { 0.0 };
         let tier = self.paging.tier();
         let (tech, policy, capacity) = self.tier_meta.clone();
-        let (wear, _) = TierWear::of(tier, &self.medium, Some(capacity), total / 1e9);
+        let (wear, _) = TierWear::of(
+            tier.block_wear(),
+            tier.c.bytes_in,
+            &self.medium,
+            Some(capacity),
+            total / 1e9,
+        );
         let c = tier.c.clone();
         let none = DeviceEnergy::unknown();
         let run_energy =

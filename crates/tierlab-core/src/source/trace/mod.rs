@@ -1,5 +1,5 @@
 //! Sources of requests: trace file readers, and the generators in
-//! [`crate::synth`], behind one streaming trait. A trace is never loaded whole.
+//! [`crate::source::synth`], behind one streaming trait. A trace is never loaded whole.
 
 pub mod capture;
 pub mod csv;
@@ -15,53 +15,11 @@ pub mod strace;
 pub mod twitter;
 
 use crate::request::Request;
-use std::path::{Path, PathBuf};
-use thiserror::Error;
+use std::path::Path;
 
-/// Errors reading or writing traces. Every variant names the file and the
-/// place in it, so a user can find the bad record.
-#[derive(Debug, Error)]
-pub enum TraceError {
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{path}: truncated record at byte offset {offset}: the file is {len} bytes, not a multiple of the {record}-byte oracleGeneral record")]
-    Truncated {
-        path: PathBuf,
-        offset: u64,
-        len: u64,
-        record: u64,
-    },
-    /// A binary record that cannot be what the reader reads.
-    #[error("{path}: byte offset {offset}: {msg}")]
-    BadRecord {
-        path: PathBuf,
-        offset: u64,
-        msg: String,
-    },
-    #[error("{path}:{line}: {msg}")]
-    Malformed {
-        path: PathBuf,
-        line: u64,
-        msg: String,
-    },
-    #[error("interrupted")]
-    Interrupted,
-    #[error("{path}: the trace holds no requests")]
-    Empty { path: PathBuf },
-}
-
-impl TraceError {
-    pub fn io(path: &Path, source: std::io::Error) -> Self {
-        TraceError::Io {
-            path: path.to_path_buf(),
-            source,
-        }
-    }
-}
+/// Errors reading or writing traces (defined in the base layer, beside the
+/// crate's `Error`, which wraps it).
+pub use crate::error::TraceError;
 
 /// A source that gave no requests at all is an error (every command says
 /// so alike, rather than reporting on, or writing, an empty trace).
@@ -116,6 +74,3 @@ pub trait TraceSource: Send {
         0
     }
 }
-
-/// The formats a trace file may have (their registry is `source::formats`).
-pub use crate::source::formats::Format;

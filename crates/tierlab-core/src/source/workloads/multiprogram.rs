@@ -32,8 +32,9 @@ use super::{
     bad, check_at_least, check_share, scaled, unknown_preset, Common, ParamError, Run, Script,
 };
 use crate::request::{Op, Request};
-use crate::synth::{Alias, Rng};
-use crate::trace::{TraceError, TraceSource};
+use crate::rng::Alias;
+use crate::rng::Rng;
+use crate::source::trace::{TraceError, TraceSource};
 use crate::units::human_count;
 use crate::units::Size;
 use serde::{Deserialize, Serialize};

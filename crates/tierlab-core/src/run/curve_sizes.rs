@@ -1,16 +1,19 @@
 //! Simulated sizes: any policy or whole hierarchy, one simulator per size
 //! over one read of the trace; and lists of sizes parsed and resolved.
 
-use super::{Mrc, Progress};
-use crate::config::{Config, ConfigError, Source};
+use crate::config::Config;
 use crate::error::Error;
-use crate::source::setup::{self, RunSetup};
+use crate::mrc::Mrc;
+use crate::source::setup;
+use crate::source::setup::Progress;
+use crate::source::Source;
+use crate::spec::ConfigError;
 use crate::units::Size;
 
 /// Capacities `caps` (adding up to `sum`) scaled to add up to `size`:
 /// rounded down, then the units left over go to the largest remainders
 /// (Hamilton's method), so the total is exactly `size`; at least one each.
-pub(super) fn scale(caps: &[u64], sum: u64, size: u64) -> Vec<u64> {
+pub(crate) fn scale(caps: &[u64], sum: u64, size: u64) -> Vec<u64> {
     let exact: Vec<(u64, u128)> = caps
         .iter()
         .map(|&c| {
@@ -45,14 +48,14 @@ pub fn simulate_sizes(cfg: &Config, sizes: &[Size], progress: impl Progress) -> 
 
 /// [`simulate_sizes`], and `sizes` resolved (in the order given) against
 /// the footprint the run saw, so points can be matched to what was given.
-pub(super) fn simulate_resolved(
+pub(crate) fn simulate_resolved(
     cfg: &Config,
     sizes: &[Size],
     mut progress: impl Progress,
 ) -> Result<(Mrc, Vec<u64>), Error> {
     // The same setup as a run of the config: footprint, seed, limit and
     // next-access times (Belady) alike.
-    let run = RunSetup::new(cfg, sizes, &mut progress)?;
+    let run = crate::run::assembly::run_setup(cfg, sizes, &mut progress)?;
     let footprint = run.footprint;
     let given = setup::resolve(sizes, footprint, "sizes")?;
     let mut abs = given.clone();
@@ -73,7 +76,7 @@ pub(super) fn simulate_resolved(
         for (t, cap) in c.tiers.iter_mut().zip(scale(&caps, sum, size)) {
             t.capacity = Size::Absolute(cap);
         }
-        sims.push(crate::sim::build_hierarchy(&c, footprint, run.unit_size, run.seed)?.0);
+        sims.push(super::assembly::build_hierarchy(&c, footprint, run.unit_size, run.seed)?.0);
     }
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())

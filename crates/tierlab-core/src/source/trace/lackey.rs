@@ -199,7 +199,7 @@ impl TraceFormat for Lackey {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::TraceSource;
+    use crate::source::trace::TraceSource;
     use std::io::Write;
 
     fn read(text: &str, unit: u32, instr: bool) -> Result<Vec<(u64, Op)>, TraceError> {

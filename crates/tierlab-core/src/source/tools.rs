@@ -1,0 +1,155 @@
+//! Tools over a source that run no cache: a trace's statistics (one pass:
+//! counts, distinct keys, footprint) and its conversion to oracleGeneral or
+//! CSV (`tierlab trace stats|convert`).
+
+use super::setup::{pass, Progress};
+use super::Source;
+use crate::hash::KeySet;
+use crate::request::{Op, Request};
+use crate::source::trace::output::OutputFile;
+use crate::source::trace::TraceError;
+
+/// What a workload touches.
+#[derive(Clone, Debug, Default, serde::Serialize, PartialEq)]
+pub struct TraceStats {
+    pub requests: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub deletes: u64,
+    pub unique_keys: u64,
+    /// Bytes of the distinct objects (first size seen).
+    pub footprint_bytes: u64,
+    pub bytes_requested: u64,
+    pub min_size: u32,
+    pub max_size: u32,
+    /// Malformed records passed over (`skip_bad`).
+    pub skipped: u64,
+}
+
+impl TraceStats {
+    fn new() -> Self {
+        TraceStats {
+            min_size: u32::MAX,
+            ..Default::default()
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, r: &Request, seen: &mut KeySet) {
+        self.requests += 1;
+        match r.op {
+            Op::Read => self.reads += 1,
+            Op::Write => self.writes += 1,
+            Op::Delete => self.deletes += 1,
+        }
+        self.bytes_requested += r.size as u64;
+        self.min_size = self.min_size.min(r.size);
+        self.max_size = self.max_size.max(r.size);
+        if seen.insert(r.key) {
+            self.footprint_bytes += r.size as u64;
+        }
+    }
+
+    fn finish(mut self, seen: &KeySet) -> Self {
+        if self.requests == 0 {
+            self.min_size = 0;
+        }
+        self.unique_keys = seen.len() as u64;
+        self
+    }
+}
+
+/// One pass over a source: counts, distinct keys, footprint.
+/// `progress` is told the requests read so far after each batch and returns
+/// false to stop (the caller was interrupted).
+pub fn trace_stats(source: &Source, progress: impl Progress) -> Result<TraceStats, TraceError> {
+    let mut seen = KeySet::default();
+    let mut s = TraceStats::new();
+    let p = pass(source, progress, |batch| {
+        for r in batch {
+            s.add(r, &mut seen);
+        }
+        Ok::<(), TraceError>(())
+    })?;
+    s.skipped = p.skipped;
+    Ok(s.finish(&seen))
+}
+
+/// Writes any source as oracleGeneral, computing next-access times. The
+/// format has no operation field: writes and deletes become reads there; the
+/// stats returned count the source's operations so the caller can say so.
+/// Next-access times
+/// (1-based virtual time of the key's next request, -1 for none, as
+/// libCacheSim's converter writes them). Two passes: the first keeps only the
+/// keys, so memory is 16 bytes per request, not the whole trace. `progress`
+/// sees the records read over both passes. `out` appears whole when the
+/// trace is written, or not at all (trace/output.rs); it may not be the
+/// source's own file.
+pub fn convert_to_oracle(
+    source: &Source,
+    out: &std::path::Path,
+    mut progress: impl Progress,
+) -> Result<TraceStats, TraceError> {
+    // Refused before the first pass, which may be long.
+    let out = OutputFile::create(out, source.path())?;
+    let next = crate::source::trace::next_access::next_access_times(source, &mut progress)?;
+    let keys_len = next.len() as u64;
+    let mut w = crate::source::trace::oracle::OracleWriter::new(out);
+    let mut i = 0usize;
+    let mut seen = KeySet::default();
+    let mut s = TraceStats::new();
+    // A source that grew between the passes gets "never" past the end.
+    let p = pass(
+        source,
+        |n| progress(keys_len + n),
+        |batch| {
+            for r in batch {
+                w.write(&Request {
+                    next_access: next.get(i).copied().unwrap_or(-1),
+                    ..*r
+                })?;
+                i += 1;
+                s.add(r, &mut seen);
+            }
+            Ok::<(), TraceError>(())
+        },
+    )?;
+    w.finish()?;
+    s.skipped = p.skipped;
+    Ok(s.finish(&seen))
+}
+
+/// Writes any source as CSV, `time,key,size,op` with a header line and ops
+/// `read`, `write`, `delete`: unlike oracleGeneral it keeps the operations.
+/// Read back with `csv = { header = true, op = 4 }` (the Python layer sets
+/// that when it sees the header).
+/// `out` is written as by [`convert_to_oracle`].
+pub fn write_csv(
+    source: &Source,
+    out: &std::path::Path,
+    progress: impl Progress,
+) -> Result<TraceStats, TraceError> {
+    use std::io::Write;
+    let mut out = OutputFile::create(out, source.path())?;
+    let path = out.path().to_path_buf();
+    let io = |e| TraceError::io(&path, e);
+    let w = out.writer();
+    writeln!(w, "{}", crate::source::trace::csv::HEADER).map_err(io)?;
+    let mut seen = KeySet::default();
+    let mut s = TraceStats::new();
+    let p = pass(source, progress, |batch| {
+        for r in batch {
+            let op = match r.op {
+                Op::Read => "read",
+                Op::Write => "write",
+                Op::Delete => "delete",
+            };
+            writeln!(w, "{},{},{},{op}", r.time, r.key, r.size).map_err(io)?;
+            s.add(r, &mut seen);
+        }
+        Ok::<(), TraceError>(())
+    })?;
+    out.commit()?;
+    s.skipped = p.skipped;
+    Ok(s.finish(&seen))
+}
