@@ -214,11 +214,14 @@ def test_capture_keeps_an_existing_output_until_it_succeeds(tmp_path: Path) -> N
     r = tierlab_cli("capture", "files", "-o", out, "--", "no-such-program-here")
     assert r.returncode == 2, r
     assert out.read_text() == "mine"
-    c = capture_files(["cat", str(out)], out)
+    # (Not `cat OUT`: a command naming OUT is refused, issue 37 item 9.)
+    src = tmp_path / "src.txt"
+    src.write_text("data")
+    c = capture_files(["cat", str(src)], out)
     assert c.stats["reads"] >= 1
     assert out.read_text() != "mine"
     assert out.stat().st_mode & 0o777 == 0o640
-    assert [p.name for p in tmp_path.iterdir()] == ["t.strace"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src.txt", "t.strace"]
 
 
 def test_missing_tracer_is_named(tmp_path: Path) -> None:
