@@ -202,6 +202,7 @@ impl RunResult {
                 // time replaces it (`apply_time`).
                 let (wear, swap_pages) = TierWear::of(
                     tier.block_wear(),
+                    tier.flash_erases(),
                     tier.c.bytes_in,
                     &m.medium,
                     (!unit_size).then_some(tier.capacity),

@@ -147,14 +147,17 @@ pub fn erases_so_far(
 }
 
 impl TierWear {
-    /// The wear of a tier that received `bytes_in` bytes (its counter)
-    /// and reports `bw` (a flashcache tier's block wear), of medium `tech`
+    /// The wear of a tier that received `bytes_in` bytes (its counter),
+    /// reports `bw` (a flashcache tier's block wear) and has made
+    /// `flash_erases` erases by its own count (a flashcache policy's or an
+    /// FTL's; None: counted from `bytes_in`), of medium `tech`
     /// and `capacity_bytes` (None when its capacity counts objects), over
     /// `seconds` of simulated time. Also returns the pages a flashcache
     /// tier's swaps programmed, which the tier's own counter (per write)
     /// does not include.
     pub fn of(
         bw: Option<BlockWear>,
+        flash_erases: Option<u64>,
         bytes_in: u64,
         tech: &Technology,
         capacity_bytes: Option<u64>,
@@ -164,13 +167,7 @@ impl TierWear {
         let bytes = bytes_in + swap_bytes;
         let extra_pages = swap_bytes.div_ceil(tech.access_unit.max(1) as u64);
         let erases = (bw.is_some() || tech.erase_ns.is_some())
-            .then(|| {
-                erases_so_far(
-                    bw.as_ref().map(|b| b.erases),
-                    bytes_in,
-                    tech.erase_block_bytes,
-                )
-            })
+            .then(|| erases_so_far(flash_erases, bytes_in, tech.erase_block_bytes))
             .flatten();
         let capacity = match &bw {
             Some(b) => Some(b.capacity_bytes as f64),

@@ -919,6 +919,7 @@ impl Core {
         let (tech, policy, capacity) = self.tier_meta.clone();
         let (wear, _) = TierWear::of(
             tier.block_wear(),
+            tier.flash_erases(),
             tier.c.bytes_in,
             &self.medium,
             Some(capacity),
