@@ -55,7 +55,9 @@ def test_run_example_table(tierlab_cmd: Callable[..., Ran], name: str) -> None:
     r = ok(tierlab_cmd("run", EXAMPLES / name))
     assert "miss ratio" in r.out
     assert "AMAT" in r.out
-    assert r.err == ""
+    # Only warnings (an example whose device is busier than its serial run
+    # is long says so, docs/time.md#feasibility); nothing else on stderr.
+    assert all(line.startswith("warning: ") for line in r.err.splitlines()), r.err
 
 
 @pytest.mark.parametrize("name", EXAMPLE_CONFIGS)
