@@ -56,7 +56,7 @@ pub struct Technology {
     /// as a load from the CPU sees them (device/basis.rs); every catalog
     /// entry states it, a config's new entry may.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub latency_basis: Option<crate::device::LatencyBasis>,
+    pub latency_basis: Option<LatencyBasis>,
     /// Where the latencies come from, in a few words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_source: Option<String>,
@@ -112,7 +112,7 @@ pub struct Technology {
     /// More prices of the medium, each with its year and source
     /// (device/price.rs): `[cost] year` picks one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub prices: Vec<crate::device::price::PricePoint>,
+    pub prices: Vec<PricePoint>,
     /// Write cycles per cell, or full-capacity writes for a whole drive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endurance: Option<f64>,
@@ -146,7 +146,7 @@ pub struct TechOverride {
     pub kind: Option<String>,
     pub read_ns: Option<crate::units::Nanos>,
     pub write_ns: Option<crate::units::Nanos>,
-    pub latency_basis: Option<crate::device::LatencyBasis>,
+    pub latency_basis: Option<LatencyBasis>,
     pub latency_source: Option<String>,
     pub latency_relative_to: Option<String>,
     pub latency_factor: Option<f64>,
@@ -165,7 +165,7 @@ pub struct TechOverride {
     pub density_gbit_cm2: Option<f64>,
     pub price_usd_per_gbit: Option<f64>,
     pub price_year: Option<u32>,
-    pub prices: Option<Vec<crate::device::price::PricePoint>>,
+    pub prices: Option<Vec<PricePoint>>,
     pub endurance: Option<f64>,
     pub cell_area_f2: Option<[f64; 2]>,
     pub feature_nm: Option<f64>,
@@ -670,6 +670,34 @@ pub fn validate(t: &Technology) -> Result<(), (&'static str, TechError)> {
     Ok(())
 }
 
+/// Which latency a catalog entry's `read_ns` and `write_ns` are.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LatencyBasis {
+    /// The medium's own access time, without the path from the CPU.
+    Device,
+    /// As a load from the CPU (or a drive's host) sees it.
+    Loaded,
+}
+
+impl LatencyBasis {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LatencyBasis::Device => "device",
+            LatencyBasis::Loaded => "loaded",
+        }
+    }
+}
+
+/// One price of a medium: US$ per Gbit (2^30 bits) in `year`.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PricePoint {
+    pub year: u32,
+    pub usd_per_gbit: f64,
+    pub source: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -819,7 +847,7 @@ mod tests {
 
     #[test]
     fn every_latency_states_its_basis_and_relatives_are_computed() {
-        use crate::device::LatencyBasis;
+        use super::LatencyBasis;
         for t in builtin() {
             assert!(
                 t.latency_basis.is_some(),

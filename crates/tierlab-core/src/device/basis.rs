@@ -8,26 +8,8 @@
 //! puts a device figure beside a loaded one models a gap its sources do
 //! not have, so the run warns (`mixed_warning`).
 
-use serde::{Deserialize, Serialize};
-
-/// Which latency a catalog entry's `read_ns` and `write_ns` are.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum LatencyBasis {
-    /// The medium's own access time, without the path from the CPU.
-    Device,
-    /// As a load from the CPU (or a drive's host) sees it.
-    Loaded,
-}
-
-impl LatencyBasis {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LatencyBasis::Device => "device",
-            LatencyBasis::Loaded => "loaded",
-        }
-    }
-}
+/// Defined beside the catalog (`tech`), whose entries carry it.
+pub use crate::tech::LatencyBasis;
 
 /// Below this read latency the path from the CPU (about 100 ns, see the
 /// module comment) is 10% or more of a figure, so mixing bases changes

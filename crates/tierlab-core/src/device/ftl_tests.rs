@@ -251,7 +251,7 @@ fn lifetime_figures_follow_their_definitions() {
     uniform_wa(&mut f, 3, 3, 11);
     let seconds = 100.0;
     let r = f.result(4096, Some(3000.0), seconds);
-    let spy = super::super::wear::SECONDS_PER_YEAR;
+    let spy = crate::device::wear::SECONDS_PER_YEAR;
     let physical = (f.blocks() as f64) * 64.0 * 4096.0;
     let rate =
         (r.host_pages_written + r.gc_pages_written + r.wl_pages_moved) as f64 * 4096.0 / seconds;

@@ -8,14 +8,8 @@
 use crate::tech::Technology;
 use serde::{Deserialize, Serialize};
 
-/// One price of a medium: US$ per Gbit (2^30 bits) in `year`.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct PricePoint {
-    pub year: u32,
-    pub usd_per_gbit: f64,
-    pub source: String,
-}
+/// Defined beside the catalog (`tech`), whose entries carry a series.
+pub use crate::tech::PricePoint;
 
 /// `[cost]`: the year every tier is priced in.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
