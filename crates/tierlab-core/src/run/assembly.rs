@@ -306,3 +306,20 @@ pub fn backing_meta(cfg: &Config) -> Result<BackingMeta, Error> {
         power_down: b.power_down,
     })
 }
+
+/// The run of `cfg`: the one driver with the model the config asks for,
+/// each model's line below. `progress` hears the requests the pre-passes
+/// read; false from it stops them.
+pub fn runner(cfg: &Config, mut progress: impl Progress) -> Result<crate::run::Runner, Error> {
+    use crate::run::Runner;
+    if cfg.vm.is_some() {
+        return Ok(Runner::Vm(crate::run::vm::assemble(cfg, progress)?));
+    }
+    let tiers = crate::run::tiers::assemble(cfg, &mut progress)?;
+    if crate::config::checks::time_model(cfg) {
+        return Ok(Runner::Timed(Box::new(crate::run::timed::driver(
+            cfg, tiers,
+        )?)));
+    }
+    Ok(Runner::Tiers(Box::new(crate::run::tiers::driver(tiers))))
+}
