@@ -7,13 +7,14 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::hierarchy::Hierarchy;
 use crate::request::{Request, PREFETCH_FAR, PREFETCH_NEAR};
-use crate::run::assembly::{backing_meta, build_hierarchy};
+use crate::run::assembly::{backing_meta, hierarchy_of};
 use crate::run::driver::{Clock, Common, Driver, Model, Stream, Warmup};
 use crate::run::timeline::{mark_of, EnergyColumns, Recorder};
 use crate::source::setup::{pass, Progress, RunSetup, BATCH};
 use crate::source::trace::TraceError;
 use crate::spec::ConfigError;
 use crate::stats::{BackingMeta, Busy, RunResult, TierMeta};
+use crate::tech::Catalog;
 use crate::time::config::Warmup as WarmupConfig;
 
 /// The hierarchy and what its result needs besides its counters.
@@ -143,9 +144,13 @@ pub struct Assembled {
 /// pre-passes read (the footprint for capacities given as a share,
 /// next-access times for Belady, the warm-up's share); false from it
 /// stops them.
-pub fn assemble(cfg: &Config, mut progress: impl Progress) -> Result<Assembled, Error> {
+pub fn assemble(
+    cfg: &Config,
+    cat: &Catalog,
+    mut progress: impl Progress,
+) -> Result<Assembled, Error> {
     let run = crate::run::assembly::run_setup(cfg, &[], &mut progress)?;
-    let (h, meta) = build_hierarchy(cfg, run.footprint, run.unit_size, run.seed)?;
+    let (h, meta) = hierarchy_of(cfg, cat, run.footprint, run.unit_size, run.seed)?;
     let batches = run.open(BATCH, &mut progress)?;
     let passes = cfg.run.passes.max(1);
     // The warm-up in requests, when it is a count or a share.
@@ -196,7 +201,7 @@ pub fn assemble(cfg: &Config, mut progress: impl Progress) -> Result<Assembled, 
         .iter()
         .map(|t| (!run.unit_size).then_some(t.capacity))
         .collect();
-    let backing = backing_meta(cfg)?;
+    let backing = backing_meta(cfg, cat)?;
     Ok(Assembled {
         tiers: Tiers {
             energy: EnergyColumns::new(&meta, &capacities, &backing, &channels),

@@ -15,6 +15,7 @@ use crate::run::timeline::{mark_of, Recorder};
 use crate::source::setup::BATCH;
 use crate::spec::ConfigError;
 use crate::stats::RunResult;
+use crate::tech::Catalog;
 use crate::time::config::{LoadType, Warmup};
 use crate::time::engine::{Engine, Load};
 
@@ -156,9 +157,13 @@ impl Model for Timed {
 }
 
 /// The timed tier run of `cfg`, from its tier assembly.
-pub fn driver(cfg: &Config, mut a: Assembled) -> Result<Driver<Timed, Stream>, Error> {
+pub fn driver(
+    cfg: &Config,
+    cat: &Catalog,
+    mut a: Assembled,
+) -> Result<Driver<Timed, Stream>, Error> {
     let setup = a.stream.setup().expect("a tier run keeps its setup");
-    let mut model = crate::run::assembly::model(cfg, setup.seed)?;
+    let mut model = crate::run::assembly::model(cfg, cat, setup.seed)?;
     if let Some(disk) = model.disk.as_mut() {
         // Where the workload's files lie on the disk: a pre-pass over the
         // keys it names (time/disk.rs).

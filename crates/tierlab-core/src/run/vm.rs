@@ -19,6 +19,7 @@ use crate::source::trace::TraceError;
 use crate::source::Source;
 use crate::spec::ConfigError;
 use crate::stats::RunResult;
+use crate::tech::Catalog;
 use crate::units::Size;
 use crate::vm::config::VmConfig;
 use crate::vm::paging::{Paging, VPN_BITS, VPN_MASK};
@@ -136,7 +137,11 @@ fn footprint_pages(source: &Source, shift: u32, progress: impl Progress) -> Resu
 
 /// Assembles the `[vm]` run of `cfg`, telling `progress` the references
 /// its footprint pre-pass reads (a memory capacity given as a share).
-pub fn assemble(cfg: &Config, mut progress: impl Progress) -> Result<VmDriver, Error> {
+pub fn assemble(
+    cfg: &Config,
+    cat: &Catalog,
+    mut progress: impl Progress,
+) -> Result<VmDriver, Error> {
     let vm: &VmConfig = cfg
         .vm
         .as_ref()
@@ -162,7 +167,6 @@ pub fn assemble(cfg: &Config, mut progress: impl Progress) -> Result<VmDriver, E
         )
         .into());
     }
-    let cat = cfg.catalog()?;
     let tech = cat
         .get(&t.tech)
         .map_err(|e| ConfigError::at("tier[0].tech", e.to_string()))?;
