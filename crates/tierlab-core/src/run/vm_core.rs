@@ -16,6 +16,7 @@ use crate::run::driver::Common;
 use crate::run::timeline::{Mark, Recorder};
 use crate::source::trace::memtrace::Rec;
 use crate::stats::{ratio, BackingResult, RunCounts, RunResult, TierResult};
+use crate::tier::TierCounters;
 use crate::vm::paging::{Paging, VPN_BITS, VPN_MASK};
 use crate::vm::result::{ProcessResult, VmResult};
 use crate::vm::tlb::Tlb;
@@ -91,6 +92,12 @@ pub struct Core {
     pub(super) deletes: u64,
     pub(super) bytes: u64,
     pub(super) faulted: u64,
+    /// The bytes of the references that faulted (the run's byte miss
+    /// ratio), and the memory tier's bytes looked up per page part, as
+    /// hits and misses (its byte miss ratio): docs/vm.md#byte-miss-ratio.
+    pub(super) bytes_faulted: u64,
+    pub(super) hit_bytes: u64,
+    pub(super) miss_bytes: u64,
     pub(super) backing: BackingCounters,
     pub(super) tier_meta: (String, String, u64),
     /// The memory tier's die area and price (device/area_cost.rs).
@@ -308,6 +315,7 @@ impl Core {
         self.writes += writes;
         self.reads += n - writes;
         self.bytes += bytes;
+        self.hit_bytes += bytes;
         self.v.translations += n;
         self.tlb.repeat_n(n);
         self.paging.repeats(n, writes);
@@ -463,7 +471,15 @@ impl Core {
                     t_addr += t + refs as f64 * self.pte_ns;
                 }
             }
+            let resident = self.paging.tier().c.misses;
             let f = self.paging.access(tag, write);
+            // The memory tier's bytes: the part's, a hit when its page was
+            // resident (docs/vm.md#byte-miss-ratio).
+            if self.paging.tier().c.misses == resident {
+                self.hit_bytes += part as u64;
+            } else {
+                self.miss_bytes += part as u64;
+            }
             // Up to the memory's transfer unit, the precomputed access.
             let (unit, rd, wr) = self.mem_small;
             let d = if part as u64 <= unit {
@@ -546,6 +562,7 @@ impl Core {
         }
         if minor + major > 0 {
             self.faulted += 1;
+            self.bytes_faulted += size as u64;
         }
         self.v.tlb_misses += misses;
         self.v.t_addr_ns += t_addr;
@@ -638,7 +655,7 @@ impl Core {
             deletes: self.deletes,
             misses: self.faulted,
             bytes_requested: self.bytes,
-            bytes_missed: 0,
+            bytes_missed: self.bytes_faulted,
             access_time_ns: v.t_addr_ns + v.t_data_ns,
             compute_time_ns: self.compute_ns * self.requests as f64,
             flush_time_ns: 0.0,
@@ -664,7 +681,11 @@ impl Core {
             *capacity,
             (self.paging.used_bytes(), tier.len() as u64),
             "write-back",
-            tier.c.clone(),
+            TierCounters {
+                hit_bytes: self.hit_bytes,
+                miss_bytes: self.miss_bytes,
+                ..tier.c.clone()
+            },
             wear,
             self.area_cost,
             None,
@@ -685,10 +706,6 @@ impl Core {
             },
             common.timeline,
         );
-        let c = &tier.c;
-        // Pages, not bytes (the definition changes in the next commit).
-        r.byte_miss_ratio = ratio(c.misses, c.hits + c.misses);
-        r.tiers[0].byte_miss_ratio = ratio(c.misses, c.hits + c.misses);
         let none = DeviceEnergy::unknown();
         r.run_energy =
             crate::device::RunEnergy::of([(tier.name.as_str(), &none), ("backing", &none)], total);
