@@ -329,7 +329,10 @@ pub fn runner(cfg: &Config, mut progress: impl Progress) -> Result<crate::run::R
     let tiers = crate::run::tiers::assemble(cfg, &cat, &mut progress)?;
     if crate::config::checks::time_model(cfg) {
         return Ok(Runner::Timed(Box::new(crate::run::timed::driver(
-            cfg, &cat, tiers,
+            cfg,
+            &cat,
+            tiers,
+            &mut progress,
         )?)));
     }
     Ok(Runner::Tiers(Box::new(crate::run::tiers::driver(tiers))))

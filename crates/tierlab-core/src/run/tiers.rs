@@ -10,8 +10,7 @@ use crate::request::{Request, PREFETCH_FAR, PREFETCH_NEAR};
 use crate::run::assembly::{backing_meta, hierarchy_of};
 use crate::run::driver::{Clock, Common, Driver, Model, Stream, Warmup};
 use crate::run::timeline::{mark_of, EnergyColumns, Recorder};
-use crate::source::setup::{pass, Progress, RunSetup, BATCH};
-use crate::source::trace::TraceError;
+use crate::source::setup::{Progress, BATCH};
 use crate::spec::ConfigError;
 use crate::stats::{BackingMeta, Busy, RunResult, TierMeta};
 use crate::tech::Catalog;
@@ -119,17 +118,6 @@ impl Tiers {
     }
 }
 
-/// Requests in one pass over the setup's workload, read when the source
-/// cannot say (a warm-up given as a share of a text trace).
-fn count_requests(run: &RunSetup, progress: impl Progress) -> Result<u64, Error> {
-    let mut n = 0u64;
-    pass(&run.source, progress, |b| {
-        n += b.len() as u64;
-        Ok::<(), TraceError>(())
-    })?;
-    Ok(n.min(run.max_requests))
-}
-
 /// A tier run's assembled parts: its model and feed, and what the
 /// driver needs.
 pub struct Assembled {
@@ -160,7 +148,9 @@ pub fn assemble(
         Some(WarmupConfig::Share(f)) => {
             let per_pass = match batches.len_hint() {
                 Some(n) => n.min(run.max_requests),
-                None => count_requests(&run, &mut progress)?,
+                // Read when the source cannot say (a warm-up given as a
+                // share of a text trace), no further than the run.
+                None => run.count_requests(&mut progress)?,
             };
             (f * (per_pass * passes) as f64).round() as u64
         }

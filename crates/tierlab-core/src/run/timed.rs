@@ -12,7 +12,7 @@ use crate::request::Request;
 use crate::run::driver::{Clock, Common, Driver, Model, Stream};
 use crate::run::tiers::{Assembled, Tiers};
 use crate::run::timeline::{mark_of, Recorder};
-use crate::source::setup::BATCH;
+use crate::source::setup::{Progress, BATCH};
 use crate::spec::ConfigError;
 use crate::stats::RunResult;
 use crate::tech::Catalog;
@@ -161,13 +161,14 @@ pub fn driver(
     cfg: &Config,
     cat: &Catalog,
     mut a: Assembled,
+    progress: impl Progress,
 ) -> Result<Driver<Timed, Stream>, Error> {
     let setup = a.stream.setup().expect("a tier run keeps its setup");
     let mut model = crate::run::assembly::model(cfg, cat, setup.seed)?;
     if let Some(disk) = model.disk.as_mut() {
         // Where the workload's files lie on the disk: a pre-pass over the
         // keys it names (time/disk.rs).
-        let mut pass = setup.open(BATCH, |_| true)?;
+        let mut pass = setup.open(BATCH, progress)?;
         let mut pages = crate::time::disk::Pages::default();
         while let Some(batch) = pass.next_batch()? {
             for r in batch {

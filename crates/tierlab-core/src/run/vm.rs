@@ -13,7 +13,7 @@ use crate::hash::{KeyMap, KeySet};
 use crate::hierarchy::BackingCounters;
 use crate::run::driver::{Clock, Common, Driver, Feed, Model, Stream, Warmup};
 use crate::run::timeline::Recorder;
-use crate::source::setup::{pass, Batches, Progress, BATCH};
+use crate::source::setup::{pass_upto, Batches, Progress, BATCH};
 use crate::source::trace::memtrace::{MemtraceReader, Rec};
 use crate::source::trace::TraceError;
 use crate::source::Source;
@@ -119,11 +119,17 @@ pub enum VmDriver {
     Procs(Box<Driver<Procs, Stream>>),
 }
 
-/// Distinct pages a source touches at `shift` (a pre-pass, for a memory
-/// capacity given as a share of the footprint).
-fn footprint_pages(source: &Source, shift: u32, progress: impl Progress) -> Result<u64, Error> {
+/// Distinct pages the first `limit` references of a source touch at
+/// `shift` (a pre-pass, for a memory capacity given as a share of the
+/// footprint: it reads what the run will read, and no more).
+fn footprint_pages(
+    source: &Source,
+    shift: u32,
+    limit: u64,
+    progress: impl Progress,
+) -> Result<u64, Error> {
     let mut seen = KeySet::default();
-    pass(source, progress, |batch| {
+    pass_upto(source, limit, progress, |batch| {
         for r in batch {
             let (a, b) = pages(r.key, r.size, shift);
             for p in a..=b {
@@ -153,7 +159,10 @@ pub fn assemble(
     let t = &cfg.tiers[0];
     let capacity = match t.capacity {
         Size::Absolute(n) => n,
-        share => share.resolve(footprint_pages(&source, shift, &mut progress)? * page),
+        share => {
+            let limit = cfg.run.max_requests.unwrap_or(u64::MAX);
+            share.resolve(footprint_pages(&source, shift, limit, &mut progress)? * page)
+        }
     };
     let frames = capacity / page;
     if frames == 0 {
