@@ -188,11 +188,17 @@ def test_progress_counts_increase() -> None:
         "tier": [{"tech": "DRAM-DDR3", "capacity": "10%"}],
     }
     r = tierlab.simulate(cfg, progress=lambda done, total: calls.append((done, total)))
-    done = [d for d, _ in calls]
     assert len(calls) >= 3  # chunks of about a million requests
-    assert done == sorted(done) and len(set(done)) == len(done)
-    assert done[-1] == r.summary["requests"] == 2_500_000
-    assert all(total == 2_500_000 for _, total in calls)
+    # Two phases: the footprint pre-pass (the capacity is a share) reads
+    # the 2.5M requests first, its calls with no total; then the run's,
+    # with the run's total. Within each the count only grows.
+    pre = [d for d, t in calls if t is None]
+    run = [d for d, t in calls if t is not None]
+    assert calls[: len(pre)] == [(d, None) for d in pre]
+    for phase in (pre, run):
+        assert phase == sorted(phase) and len(set(phase)) == len(phase)
+    assert run[-1] == r.summary["requests"] == 2_500_000
+    assert all(t == 2_500_000 for t in [t for _, t in calls if t is not None])
 
 
 def test_progress_exception_stops_the_run() -> None:

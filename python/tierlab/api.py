@@ -63,6 +63,9 @@ def simulate(
         (``summary["skipped_records"]``), instead of stopping at the first.
     progress
         Called as ``progress(done, total)`` between chunks of a million requests.
+        A pre-pass (the footprint for a capacity given as a share, Belady's
+        next-access times) reports first, with ``total`` None; then the run
+        counts its own requests from 0, with its total when known.
     overrides
         Config key paths to set before the run, as ``tierlab run --set`` does:
         ``{"vm.page_size": "8KiB", "tier[0].capacity": 4096}``. Tables on

@@ -239,7 +239,6 @@ pub fn assemble(
         bytes: 0,
         faulted: 0,
         bytes_faulted: 0,
-        hit_bytes: 0,
         miss_bytes: 0,
         backing: BackingCounters::default(),
         tier_meta: (t.tech.clone(), vm.policy.name().into(), capacity),

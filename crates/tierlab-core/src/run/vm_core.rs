@@ -93,10 +93,9 @@ pub struct Core {
     pub(super) bytes: u64,
     pub(super) faulted: u64,
     /// The bytes of the references that faulted (the run's byte miss
-    /// ratio), and the memory tier's bytes looked up per page part, as
-    /// hits and misses (its byte miss ratio): docs/vm.md#byte-miss-ratio.
+    /// ratio), and of the page parts the memory tier missed (its byte miss
+    /// ratio; every other byte requested is a hit): docs/vm.md#byte-miss-ratio.
     pub(super) bytes_faulted: u64,
-    pub(super) hit_bytes: u64,
     pub(super) miss_bytes: u64,
     pub(super) backing: BackingCounters,
     pub(super) tier_meta: (String, String, u64),
@@ -315,7 +314,6 @@ impl Core {
         self.writes += writes;
         self.reads += n - writes;
         self.bytes += bytes;
-        self.hit_bytes += bytes;
         self.v.translations += n;
         self.tlb.repeat_n(n);
         self.paging.repeats(n, writes);
@@ -471,14 +469,16 @@ impl Core {
                     t_addr += t + refs as f64 * self.pte_ns;
                 }
             }
-            let resident = self.paging.tier().c.misses;
             let f = self.paging.access(tag, write);
-            // The memory tier's bytes: the part's, a hit when its page was
-            // resident (docs/vm.md#byte-miss-ratio).
-            if self.paging.tier().c.misses == resident {
-                self.hit_bytes += part as u64;
-            } else {
-                self.miss_bytes += part as u64;
+            if f.missed {
+                // The memory tier's missed bytes: the reference's in this
+                // page (docs/vm.md#byte-miss-ratio); the rest of the bytes
+                // requested are its hits.
+                self.miss_bytes += if first == last {
+                    size as u64
+                } else {
+                    part as u64
+                };
             }
             // Up to the memory's transfer unit, the precomputed access.
             let (unit, rd, wr) = self.mem_small;
@@ -682,7 +682,7 @@ impl Core {
             (self.paging.used_bytes(), tier.len() as u64),
             "write-back",
             TierCounters {
-                hit_bytes: self.hit_bytes,
+                hit_bytes: self.bytes - self.miss_bytes,
                 miss_bytes: self.miss_bytes,
                 ..tier.c.clone()
             },

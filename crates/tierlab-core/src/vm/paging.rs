@@ -47,6 +47,9 @@ const ON_SWAP: u8 = 2;
 pub struct Fault {
     pub minor: bool,
     pub major: bool,
+    /// The page was not resident: the memory tier missed (a minor fault
+    /// may also be a resident page's, mapped again).
+    pub missed: bool,
     /// Pages read from the device (the faulting page and its read-ahead).
     pub pages_read: u32,
     /// Dirty pages written to the device to make room.
@@ -550,7 +553,10 @@ impl Paging {
         }
         self.tier.c.misses += 1;
         self.last.0 = NO_PAGE;
-        let mut f = Fault::default();
+        let mut f = Fault {
+            missed: true,
+            ..Fault::default()
+        };
         // The page's bits, its entry made: it is touched from now on (one
         // lookup for both).
         let bits = self.table.touch_at(i);
