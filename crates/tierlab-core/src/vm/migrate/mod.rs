@@ -14,6 +14,8 @@ pub mod memtis;
 pub mod none;
 pub mod oracle_epoch;
 pub mod oracle_static;
+#[cfg(test)]
+mod together;
 pub mod tpp;
 
 use super::nodes::Nodes;
