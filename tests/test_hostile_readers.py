@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -177,3 +178,47 @@ def test_corrupt_zstd_names_the_offset(tmp_path: Path) -> None:
         "zstd data unreadable after decompressed byte offset",
         "incomplete frame",
     )
+
+
+TRUNCATE_WHILE_READING = """
+import os, sys
+import numpy as np
+import tierlab
+from tierlab.errors import TraceError
+
+path = sys.argv[1]
+rec = np.zeros(3_000_000, dtype=[("t", "<u4"), ("k", "<u8"), ("s", "<u4"), ("n", "<i8")])
+rec["k"] = np.arange(len(rec))
+rec["s"] = 1
+rec["n"] = -1
+rec.tofile(path)
+
+def cut(done, total):
+    # The first report comes after a million requests: the reader is past
+    # them, the rest of the file still to read.
+    os.truncate(path, 1_500_000 * 24)
+
+try:
+    tierlab.trace_stats(path, "oracle", progress=cut)
+except TraceError as e:
+    print(e)
+    sys.exit(2)
+"""
+
+
+def test_oracle_file_truncated_while_read_names_the_file(tmp_path: Path) -> None:
+    """A trace truncated under a running (memory-mapped) read killed the
+    process with SIGBUS and no message; read, it is an error naming the
+    file and where it now ends."""
+    t = tmp_path / "t.bin"
+    r = subprocess.run(
+        [sys.executable, "-c", TRUNCATE_WHILE_READING, str(t)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr[-2000:])
+    assert r.stdout.strip() == (
+        f"{t}: the file ends at byte offset 36000000, but it was 72000000 bytes when it "
+        "was opened: it was truncated while being read"
+    ), r.stdout

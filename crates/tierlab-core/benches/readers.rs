@@ -1,4 +1,4 @@
-//! Trace readers alone: decoding oracleGeneral (memory-mapped) and CSV
+//! Trace readers alone: decoding oracleGeneral (read in 1 MiB chunks) and CSV
 //! (one reused line buffer) into request batches, nothing simulated.
 //! Targets: at least 100M req/s binary, 6M req/s CSV (BENCHMARKS.md).
 

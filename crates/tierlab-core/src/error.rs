@@ -30,6 +30,14 @@ pub enum TraceError {
         len: u64,
         record: u64,
     },
+    /// A file that ends before the length it had when it was opened: it
+    /// was truncated while being read.
+    #[error("{path}: the file ends at byte offset {offset}, but it was {len} bytes when it was opened: it was truncated while being read")]
+    Shrunk {
+        path: PathBuf,
+        offset: u64,
+        len: u64,
+    },
     /// A binary record that cannot be what the reader reads.
     #[error("{path}: byte offset {offset}: {msg}")]
     BadRecord {

@@ -566,7 +566,7 @@ impl Hierarchy {
                     .note(0, OpKind::Write, req.size, t.cost.write(req.size));
                 t.c.writes += 1;
                 t.c.bytes_in += req.size as u64;
-                t.programmed(req.key, req.size);
+                t.programmed(req.key, slot, req.size);
                 self.touch(0, slot, req);
                 if wb {
                     self.stores[0].set_dirty(slot, true);

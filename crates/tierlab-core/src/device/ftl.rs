@@ -232,16 +232,31 @@ impl Ftl {
     /// set off (copies read and written, erases).
     pub fn write(&mut self, lpn: u64) -> Work {
         self.work = Work::default();
-        let lpn = lpn as usize % self.map.len();
+        let lpn = self.logical(lpn);
         self.invalidate(lpn);
         self.c.host_pages_written += 1;
         self.program(lpn as u32);
         self.work
     }
 
+    /// `lpn` in the logical space (wrapped around it): no division for a
+    /// page inside it, as every page but an overflow is.
+    #[inline(always)]
+    fn logical(&self, lpn: u64) -> usize {
+        let n = self.map.len() as u64;
+        (if lpn < n { lpn } else { lpn % n }) as usize
+    }
+
+    /// Starts loading logical page `lpn`'s map entry, for a write of it
+    /// soon.
+    #[inline(always)]
+    pub fn prefetch(&self, lpn: u64) {
+        crate::index::prefetch(self.map.as_ptr().wrapping_add(self.logical(lpn)));
+    }
+
     /// Drops logical page `lpn`'s mapping (TRIM): GC will not copy it.
     pub fn trim(&mut self, lpn: u64) {
-        let lpn = lpn as usize % self.map.len();
+        let lpn = self.logical(lpn);
         if self.map[lpn] != NONE {
             self.invalidate(lpn);
             self.c.trims += 1;
@@ -324,28 +339,39 @@ impl Ftl {
         self.valid[self.cold as usize] += 1;
     }
 
+    /// Programs `lpn` into the write frontier. Inlined into its callers
+    /// (a host write, each GC copy): the frontier's turnover is apart.
+    #[inline(always)]
     fn program(&mut self, lpn: u32) {
         if self.fill == self.ppb {
-            self.close(self.open);
-            self.open = self.take_free();
-            self.state[self.open as usize] = State::Open;
-            self.fill = 0;
-            if !self.in_gc {
-                self.in_gc = true;
-                let mut guard = 0u64;
-                while self.free_len() < self.spec.reserve_blocks as usize {
-                    self.collect();
-                    guard += 1;
-                    assert!(guard <= 4 * self.nblocks as u64, "GC made no progress");
-                }
-                self.in_gc = false;
-            }
+            self.new_frontier();
         }
         let ppn = self.open * self.ppb + self.fill;
         self.fill += 1;
         self.map[lpn as usize] = ppn;
         self.rmap[ppn as usize] = lpn;
         self.valid[self.open as usize] += 1;
+    }
+
+    /// The frontier is full: it closes, a free block opens, and GC runs
+    /// until the reserve is back (unless this program is GC's own).
+    #[cold]
+    #[inline(never)]
+    fn new_frontier(&mut self) {
+        self.close(self.open);
+        self.open = self.take_free();
+        self.state[self.open as usize] = State::Open;
+        self.fill = 0;
+        if !self.in_gc {
+            self.in_gc = true;
+            let mut guard = 0u64;
+            while self.free_len() < self.spec.reserve_blocks as usize {
+                self.collect();
+                guard += 1;
+                assert!(guard <= 4 * self.nblocks as u64, "GC made no progress");
+            }
+            self.in_gc = false;
+        }
     }
 
     fn close(&mut self, b: u32) {
@@ -397,12 +423,14 @@ impl Ftl {
         b.expect("the reserve keeps a free block for the frontier")
     }
 
+    #[inline(always)]
     fn bucket(&mut self, b: u32) {
         let v = self.valid[b as usize] as usize;
         self.pos[b as usize] = self.buckets[v].len() as u32;
         self.buckets[v].push(b);
     }
 
+    #[inline(always)]
     fn unbucket(&mut self, b: u32) {
         let v = self.valid[b as usize] as usize;
         let i = self.pos[b as usize] as usize;
@@ -475,6 +503,15 @@ impl Ftl {
         // Out of the victim indexes first: copies must not land on it.
         self.state[b as usize] = State::Free;
         let base = b * self.ppb;
+        // Each valid page's map entry is a random access: ask for them
+        // all before the copies need them, so their misses overlap (the
+        // copies were most of an FTL run's time, BENCHMARKS.md).
+        for p in base..base + self.ppb {
+            let lpn = self.rmap[p as usize];
+            if lpn != NONE {
+                crate::index::prefetch(self.map.as_ptr().wrapping_add(lpn as usize));
+            }
+        }
         let mut moved = 0;
         for p in base..base + self.ppb {
             let lpn = self.rmap[p as usize];

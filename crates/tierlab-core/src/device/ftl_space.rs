@@ -7,17 +7,40 @@
 //! TRIM they stay valid to the FTL until reused, which is what makes
 //! TRIM matter. The pages of one object are chained through `next`, so
 //! nothing is allocated per request.
+//!
+//! Objects are found by the tier's store slot, which an entry keeps while
+//! it is in the tier (and across a move between the tiers of a shared
+//! store): an array read where a map from keys took two cold probes per
+//! departure (BENCHMARKS.md, the FTL's run cost).
 
-use super::ftl::{Ftl, FtlError, FtlSpec, Work};
-use crate::hash::KeyMap;
+use super::ftl::{Ftl, FtlError, FtlSpec};
 
 const END: u32 = u32::MAX;
+
+/// An object's pages: the chain's head (the page taken last), the page
+/// after it (`END` for a one-page object) and the length. Most objects
+/// are one or two pages (4 KiB on 2 KiB flash pages): kept here, their
+/// pages are known without reading the chain, a cold line per departure.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Pages {
+    head: u32,
+    second: u32,
+    len: u32,
+}
+
+const NO_PAGES: Pages = Pages {
+    head: END,
+    second: END,
+    len: 0,
+};
 
 pub struct FtlSpace {
     pub ftl: Ftl,
     page: u64,
     trim: bool,
-    heads: KeyMap<u32>,
+    /// Per store slot: the pages of the object in that slot (`NO_PAGES`:
+    /// none in this tier).
+    objects: Vec<Pages>,
     next: Vec<u32>,
     free: Vec<u32>,
     /// Pages written while no logical page was free (objects whose sizes
@@ -37,7 +60,7 @@ impl FtlSpace {
             ftl,
             page: page.max(1),
             trim,
-            heads: KeyMap::default(),
+            objects: Vec::new(),
             next: vec![END; n],
             // Popped from the end: page 0 first.
             free: (0..n as u32).rev().collect(),
@@ -50,65 +73,105 @@ impl FtlSpace {
         self.page
     }
 
-    fn add(&mut self, w: Work) {
+    fn program(&mut self, lpn: u64) {
+        let w = self.ftl.write(lpn);
         self.copies += w.writes as u64;
     }
 
-    /// Object `key` of `size` bytes was programmed into the tier (a fill,
-    /// a write hit, a write-back received).
-    pub fn write(&mut self, key: u64, size: u32) {
+    /// The page after `p` in object `o`'s chain (head, second, then the
+    /// chain through `next`).
+    #[inline(always)]
+    fn after(&self, o: &Pages, p: u32) -> u32 {
+        if p == o.head {
+            o.second
+        } else if o.len > 2 {
+            self.next[p as usize]
+        } else {
+            END
+        }
+    }
+
+    /// Object `key` of `size` bytes, in store slot `slot`, was programmed
+    /// into the tier (a write hit, a write-back received): an object the
+    /// tier may hold already.
+    pub fn write(&mut self, key: u64, slot: u32, size: u32) {
         let n = (size as u64).div_ceil(self.page).max(1) as u32;
-        if let Some(&head) = self.heads.get(&key) {
-            let mut len = 0;
-            let mut p = head;
-            while p != END {
-                len += 1;
-                p = self.next[p as usize];
-            }
-            if len == n {
-                let mut p = head;
+        let held = self.objects.get(slot as usize).copied().unwrap_or(NO_PAGES);
+        if held.head != END {
+            if held.len == n {
+                let mut p = held.head;
                 while p != END {
-                    let w = self.ftl.write(p as u64);
-                    self.add(w);
-                    p = self.next[p as usize];
+                    self.program(p as u64);
+                    p = self.after(&held, p);
                 }
                 return;
             }
-            self.remove(key);
+            self.remove(slot);
         }
-        let mut head = END;
+        self.take(key, slot, n);
+    }
+
+    /// Object `key` of `size` bytes entered the tier in store slot `slot`
+    /// (a fill, a demotion received): it holds no pages here yet, so its
+    /// record is not read.
+    pub fn fill(&mut self, key: u64, slot: u32, size: u32) {
+        debug_assert_eq!(
+            self.objects.get(slot as usize).copied().unwrap_or(NO_PAGES),
+            NO_PAGES,
+            "an object entering the tier holds no pages"
+        );
+        let n = (size as u64).div_ceil(self.page).max(1) as u32;
+        self.take(key, slot, n);
+    }
+
+    /// Gives the object in `slot` `n` new pages and programs them.
+    fn take(&mut self, key: u64, slot: u32, n: u32) {
+        let mut o = NO_PAGES;
         for i in 0..n {
             match self.free.pop() {
                 Some(p) => {
-                    self.next[p as usize] = head;
-                    head = p;
-                    let w = self.ftl.write(p as u64);
-                    self.add(w);
+                    self.next[p as usize] = o.head;
+                    o.second = o.head;
+                    o.head = p;
+                    o.len += 1;
+                    self.program(p as u64);
                 }
                 None => {
                     let p = crate::hash::fold_mul(key ^ i as u64) % self.next.len() as u64;
                     self.overflow_pages += 1;
-                    let w = self.ftl.write(p);
-                    self.add(w);
+                    self.program(p);
                 }
             }
         }
-        if head != END {
-            self.heads.insert(key, head);
+        // Pages that overflowed are not the object's: it holds those taken
+        // from the free list (none: it is not held, and its next write
+        // takes pages again).
+        if o.head != END {
+            let at = slot as usize;
+            if at >= self.objects.len() {
+                self.objects.resize(at + 1, NO_PAGES);
+            }
+            self.objects[at] = o;
         }
     }
 
-    /// Object `key` left the tier: its logical pages are free again
-    /// (and trimmed, with TRIM).
-    pub fn remove(&mut self, key: u64) {
-        let Some(mut p) = self.heads.remove(&key) else {
+    /// The object in store slot `slot` left the tier: its logical pages
+    /// are free again (and trimmed, with TRIM). A page's `next` is left
+    /// as it is: it is set again when the page is taken.
+    pub fn remove(&mut self, slot: u32) {
+        let Some(o) = self.objects.get_mut(slot as usize) else {
             return;
         };
+        let o = std::mem::replace(o, NO_PAGES);
+        let mut p = o.head;
         while p != END {
-            let nx = self.next[p as usize];
-            self.next[p as usize] = END;
+            let nx = self.after(&o, p);
             if self.trim {
                 self.ftl.trim(p as u64);
+            } else {
+                // Last in, first out: the next object to enter takes this
+                // page, and its program reads the page's map entry.
+                self.ftl.prefetch(p as u64);
             }
             self.free.push(p);
             p = nx;
@@ -132,6 +195,18 @@ pub fn build(
     unit_size: bool,
     flashcache: bool,
 ) -> Result<FtlSpace, (&'static str, String)> {
+    let (spec, page) = shape(cfg, tech, capacity, unit_size, flashcache)?;
+    FtlSpace::new(spec, page, cfg.trim).map_err(|e| ("ftl.op", e.to_string()))
+}
+
+/// The FTL's shape and its page in bytes, or why not.
+fn shape(
+    cfg: &super::ftl_spec::FtlConfig,
+    tech: &crate::tech::Technology,
+    capacity: u64,
+    unit_size: bool,
+    flashcache: bool,
+) -> Result<(FtlSpec, u64), (&'static str, String)> {
     if unit_size {
         return Err((
             "ftl",
@@ -147,7 +222,7 @@ pub fn build(
         Some(crate::units::Size::Absolute(b)) => b,
         _ => tech.access_unit as u64,
     };
-    FtlSpace::new(spec, page, cfg.trim).map_err(|e| ("ftl.op", e.to_string()))
+    Ok((spec, page))
 }
 
 #[cfg(test)]
@@ -171,21 +246,25 @@ mod tests {
     #[test]
     fn objects_keep_their_pages_and_trim_frees_them() {
         let mut s = space(true);
-        s.write(7, 4096);
+        s.write(7, 3, 4096);
         assert_eq!(s.ftl.c.host_pages_written, 2);
-        s.write(7, 4096);
+        s.write(7, 3, 4096);
         assert_eq!(s.ftl.c.host_pages_written, 4);
         assert_eq!(s.free.len(), 64 * 32 - 2);
-        s.remove(7);
+        s.remove(3);
         assert_eq!(s.free.len(), 64 * 32);
         assert_eq!(s.ftl.c.trims, 2);
+        // Removing a slot that holds nothing changes nothing.
+        s.remove(3);
+        s.remove(1000);
+        assert_eq!(s.free.len(), 64 * 32);
         // A size change takes new pages.
-        s.write(8, 100);
-        s.write(8, 5000);
+        s.write(8, 0, 100);
+        s.write(8, 0, 5000);
         assert_eq!(s.free.len(), 64 * 32 - 3);
         let mut no = space(false);
-        no.write(1, 2048);
-        no.remove(1);
+        no.write(1, 0, 2048);
+        no.remove(0);
         assert_eq!(no.ftl.c.trims, 0);
     }
 
@@ -193,14 +272,19 @@ mod tests {
     fn a_cache_churning_through_its_space_garbage_collects() {
         let mut s = space(true);
         let mut rng = crate::rng::Rng::new(3);
-        let mut live: Vec<u64> = Vec::new();
+        // (key, slot) of the objects held; slots reused as a store does.
+        let mut live: Vec<(u64, u32)> = Vec::new();
+        let mut free_slots: Vec<u32> = Vec::new();
         for k in 0..20_000u64 {
             if live.len() >= 900 {
                 let i = rng.below(live.len() as u64) as usize;
-                s.remove(live.swap_remove(i));
+                let (_, slot) = live.swap_remove(i);
+                s.remove(slot);
+                free_slots.push(slot);
             }
-            s.write(k, 4096);
-            live.push(k);
+            let slot = free_slots.pop().unwrap_or(live.len() as u32);
+            s.write(k, slot, 4096);
+            live.push((k, slot));
         }
         assert!(s.ftl.c.erases > 0);
         assert_eq!(s.copies, s.ftl.c.gc_pages_written + s.ftl.c.wl_pages_moved);

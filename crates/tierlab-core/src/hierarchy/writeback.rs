@@ -33,7 +33,7 @@ impl Hierarchy {
                 lat += self.ops.note(j, OpKind::Write, size, w);
                 t.c.writes += 1;
                 t.c.bytes_in += size as u64;
-                t.programmed(key, size);
+                t.programmed(key, s, size);
                 if wb {
                     st.set_dirty(s, true);
                     return lat;

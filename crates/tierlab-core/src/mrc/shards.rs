@@ -208,7 +208,7 @@ fn filter_oracle(path: &Path, s: &mut Shards, progress: &mut impl Progress) -> R
     use std::sync::mpsc::{self, TryRecvError};
     let mut other = OracleReader::open(path)?;
     let mut mine = OracleReader::open(path)?;
-    let chunks = (other.len_hint().expect("a mapped file's length") as usize).div_ceil(RAW_CHUNK);
+    let chunks = (other.len_hint().expect("a file's length") as usize).div_ceil(RAW_CHUNK);
     let claims = AtomicUsize::new(0);
     let threshold = AtomicU64::new(s.threshold);
     // Two batches in flight let the other thread run ahead; used buffers go
@@ -218,23 +218,24 @@ fn filter_oracle(path: &Path, s: &mut Shards, progress: &mut impl Progress) -> R
     let (claims_ref, th) = (&claims, &threshold);
     let mut n = 0u64;
     let mut interrupted = false;
+    let mut failed: Option<TraceError> = None;
     std::thread::scope(|scope| {
-        scope.spawn(move || {
+        let filter = scope.spawn(move || -> Result<(), TraceError> {
             // Claims only grow, so the reader only moves forward.
             let mut at = 0;
             loop {
                 let k = claims_ref.fetch_add(1, Relaxed);
                 if k >= chunks {
-                    break;
+                    break Ok(());
                 }
-                other.skip((k - at) * RAW_CHUNK);
-                let raw = other.next_raw(RAW_CHUNK);
+                other.skip((k - at) * RAW_CHUNK)?;
+                let raw = other.next_raw(RAW_CHUNK)?;
                 at = k + 1;
                 let mut out = empty_rx.try_recv().unwrap_or_default();
                 sample_raw(raw, th.load(Relaxed), &mut out);
                 // The receiver is gone when the pass was interrupted.
                 if full_tx.send((k, out, (raw.len() / RECORD) as u64)).is_err() {
-                    break;
+                    break Ok(());
                 }
             }
         });
@@ -264,8 +265,17 @@ fn filter_oracle(path: &Path, s: &mut Shards, progress: &mut impl Progress) -> R
                             .then(|| claims.fetch_add(1, Relaxed))
                             .filter(|&k| k < chunks);
                         if let Some(k) = claim {
-                            mine.skip((k - at) * RAW_CHUNK);
-                            let raw = mine.next_raw(RAW_CHUNK);
+                            let raw = match mine.skip((k - at) * RAW_CHUNK) {
+                                Ok(()) => mine.next_raw(RAW_CHUNK),
+                                Err(e) => Err(e),
+                            };
+                            let raw = match raw {
+                                Ok(raw) => raw,
+                                Err(e) => {
+                                    failed = Some(e);
+                                    break;
+                                }
+                            };
                             at = k + 1;
                             let mut out = spare.pop().unwrap_or_default();
                             sample_raw(raw, s.threshold, &mut out);
@@ -296,14 +306,25 @@ fn filter_oracle(path: &Path, s: &mut Shards, progress: &mut impl Progress) -> R
                 break;
             }
         }
+        // The other thread stops at its next send once the receiver is
+        // gone; its read error, if any, ended the loop above.
+        drop(full_rx);
+        match filter.join() {
+            Ok(Err(e)) if failed.is_none() => failed = Some(e),
+            Ok(_) => {}
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
     });
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
     if interrupted {
         return Err(TraceError::Interrupted.into());
     }
     Ok(n)
 }
 
-/// The path of an oracleGeneral source that can be mapped: not a `.zst`
+/// The path of an oracleGeneral source read in raw chunks: not a `.zst`
 /// one, which is a stream to decode and takes the generic path.
 fn mapped_oracle(source: &Source) -> Option<&Path> {
     match source {

@@ -181,7 +181,7 @@ impl Books<'_> {
             e.ghosts += 1;
         }
         if let Some(f) = self.ftl.as_deref_mut() {
-            f.remove(e.key);
+            f.remove(slot);
         }
         *self.used -= charge(self.unit, e.size);
         let v = if keep {
@@ -261,7 +261,7 @@ impl Books<'_> {
         self.c.bytes_in += size as u64;
         self.c.pages_programmed += self.pages.of(size);
         if let Some(f) = self.ftl.as_deref_mut() {
-            f.write(key, size);
+            f.fill(key, slot, size);
         }
         slot
     }

@@ -180,10 +180,10 @@ impl Tier {
     /// (a write hit, a write-back received): its pages counted, and its
     /// FTL told.
     #[inline(always)]
-    pub fn programmed(&mut self, key: u64, size: u32) {
+    pub fn programmed(&mut self, key: u64, slot: u32, size: u32) {
         self.c.pages_programmed += self.pages.of(size);
         if let Some(f) = self.ftl.as_deref_mut() {
-            f.write(key, size);
+            f.write(key, slot, size);
         }
     }
 
@@ -472,7 +472,7 @@ impl Tier {
         let e = &mut s.entries[slot as usize];
         debug_assert_eq!(e.tier, self.level);
         if let Some(f) = self.ftl.as_deref_mut() {
-            f.remove(e.key);
+            f.remove(slot);
         }
         e.tier = IN_TRANSIT;
         self.used -= self.charge(e.size);

@@ -16,7 +16,9 @@
 pub mod config;
 pub mod memorage;
 pub mod migrate;
+pub mod nodes;
 pub mod paging;
+pub mod placement;
 pub mod pressure;
 pub mod readahead;
 pub mod result;

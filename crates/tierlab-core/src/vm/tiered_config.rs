@@ -185,7 +185,7 @@ pub fn check_with(vm: &VmConfig, cat: &Catalog, tiers: usize) -> Result<(), Conf
     Err(ConfigError::at(
         "vm.node",
         "multilevel main memory ([[vm.node]], [vm.placement], [vm.migration]) is checked but \
-         not yet run: its model waits for the run driver (docs/tiered-memory.md); remove these \
+         not yet run: its model on the run driver is not written yet (docs/tiered-memory.md); remove these \
          tables and give the memory as one [[tier]] to run today's single memory tier",
     ))
 }

@@ -2,16 +2,18 @@
 //! u32 timestamp (seconds), u64 object id, u32 object size, i64 next-access
 //! virtual time (-1 when the object is not requested again).
 //!
-//! The reader memory-maps the file and decodes records in batches; memory use
-//! does not grow with the trace.
+//! The reader reads the file a chunk at a time and decodes records in
+//! batches; memory use does not grow with the trace. It reads rather than
+//! maps: a file truncated under a mapping kills the process with SIGBUS
+//! when a page past the new end is touched, where a read returns short and
+//! the error names the file.
 
 use super::output::OutputFile;
 use super::{TraceError, TraceSource};
 use crate::request::{Op, Request};
 use crate::source::formats::{self, Format, KeyError, Likeness, TraceFormat, TraceParams};
 use crate::source::Source;
-use memmap2::Mmap;
-use std::io::Write;
+use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 pub const RECORD: usize = 24;
@@ -96,17 +98,23 @@ impl TraceFormat for OracleGeneral {
 
 pub struct OracleReader {
     path: PathBuf,
-    map: Option<Mmap>,
-    pos: usize,
-    len: usize,
-    /// Start of the part of the map not yet released.
-    kept: usize,
+    file: std::fs::File,
+    /// Bytes read from the file and not yet handed out: `buf[head..tail]`.
+    buf: Vec<u8>,
+    head: usize,
+    tail: usize,
+    /// File offset just after the last byte read into `buf`.
+    read_to: u64,
+    /// The file's length when it was opened: the records it holds.
+    len: u64,
 }
 
-/// Pages already decoded are handed back to the kernel in steps of this many
-/// bytes, so a process streaming a 200M-request trace keeps a few MiB of it
-/// resident, not the whole file.
-const RELEASE_STEP: usize = 32 << 20;
+/// Bytes read from the file at a time: a multiple of the record, large
+/// enough that a read's system call is nothing beside decoding its 43,690
+/// records, small enough to stay in L2. Read, not mapped: a file truncated
+/// under a mapping kills the process with SIGBUS when the missing page is
+/// touched, where a read returns short and names the file.
+const CHUNK: usize = RECORD * 43_690;
 
 impl OracleReader {
     pub fn open(path: &Path) -> Result<Self, TraceError> {
@@ -125,22 +133,102 @@ impl OracleReader {
                 path: path.to_path_buf(),
             });
         }
-        // SAFETY: the map is read-only; a trace file changed under a running
-        // simulation gives wrong numbers, not unsoundness we can observe here.
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| TraceError::io(path, e))?;
-        #[cfg(unix)]
-        let _ = map.advise(memmap2::Advice::Sequential);
-        let sample = &map[..(len as usize).min(SAMPLE * RECORD)];
-        if let Err((i, why)) = check(sample) {
+        let mut r = OracleReader {
+            path: path.to_path_buf(),
+            file,
+            buf: Vec::new(),
+            head: 0,
+            tail: 0,
+            read_to: 0,
+            len,
+        };
+        r.fill(SAMPLE * RECORD)?;
+        let sample = r.buffered();
+        if let Err((i, why)) = check(&sample[..sample.len().min(SAMPLE * RECORD)]) {
             return Err(not_oracle(path, (i * RECORD) as u64, why));
         }
-        Ok(OracleReader {
-            path: path.to_path_buf(),
-            map: Some(map),
-            pos: 0,
-            len: len as usize,
-            kept: 0,
-        })
+        Ok(r)
+    }
+
+    /// The bytes read and not yet handed out.
+    #[inline]
+    fn buffered(&self) -> &[u8] {
+        &self.buf[self.head..self.tail]
+    }
+
+    /// File offset of the next byte to hand out.
+    #[inline]
+    fn pos(&self) -> u64 {
+        self.read_to - (self.tail - self.head) as u64
+    }
+
+    /// Reads until `want` bytes are buffered, or the file's length (as
+    /// opened) is. A file that ends before that length was truncated
+    /// while being read: an error naming it and where it ends.
+    fn fill(&mut self, want: usize) -> Result<(), TraceError> {
+        let have = self.tail - self.head;
+        let left = self.len - self.read_to;
+        if have >= want || left == 0 {
+            return Ok(());
+        }
+        // Whole chunks, but no further than the file's length.
+        let target = want
+            .max(CHUNK)
+            .min(have + left.min(usize::MAX as u64) as usize);
+        self.buf.copy_within(self.head..self.tail, 0);
+        self.head = 0;
+        self.tail = have;
+        if self.buf.len() < target {
+            self.buf.resize(target, 0);
+        }
+        while self.tail < target {
+            match self.file.read(&mut self.buf[self.tail..target]) {
+                Ok(0) => {
+                    return Err(TraceError::Shrunk {
+                        path: self.path.clone(),
+                        offset: self.read_to,
+                        len: self.len,
+                    })
+                }
+                Ok(n) => {
+                    self.tail += n;
+                    self.read_to += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(TraceError::io(&self.path, e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// The next up to `max` records undecoded (a whole number of
+    /// 24-byte records; empty at the end), for passes that read one or two
+    /// fields of most records and drop most of them (SHARDS sampling):
+    /// decoding full [`Request`]s first would cost more than the pass.
+    pub fn next_raw(&mut self, max: usize) -> Result<&[u8], TraceError> {
+        let want = (max as u64 * RECORD as u64).min(self.len - self.pos()) as usize;
+        self.fill(want)?;
+        let start = self.head;
+        self.head += want;
+        Ok(&self.buf[start..start + want])
+    }
+
+    /// Moves past the next up to `records` records without reading them,
+    /// for a pass that splits a file between readers by chunks.
+    pub fn skip(&mut self, records: usize) -> Result<(), TraceError> {
+        let bytes = (records as u64).saturating_mul(RECORD as u64);
+        let have = (self.tail - self.head) as u64;
+        if bytes <= have {
+            self.head += bytes as usize;
+            return Ok(());
+        }
+        self.head = 0;
+        self.tail = 0;
+        self.read_to = self.read_to.saturating_add(bytes - have).min(self.len);
+        self.file
+            .seek(std::io::SeekFrom::Start(self.read_to))
+            .map_err(|e| TraceError::io(&self.path, e))?;
+        Ok(())
     }
 }
 
@@ -160,80 +248,26 @@ fn decode(rec: &[u8]) -> Request {
     }
 }
 
-impl OracleReader {
-    /// The next up to `max` records undecoded (a whole number of
-    /// 24-byte records; empty at the end), for passes that read one or two
-    /// fields of most records and drop most of them (SHARDS sampling):
-    /// decoding full [`Request`]s first would cost more than the pass.
-    pub fn next_raw(&mut self, max: usize) -> &[u8] {
-        if self.map.is_none() {
-            return &[];
-        }
-        // At most one release step long: `release` keeps a step below `pos`
-        // mapped, so it never drops a page of the slice handed out.
-        let max = max.min(RELEASE_STEP / RECORD);
-        let start = self.pos;
-        let end = (self.pos + max * RECORD).min(self.len);
-        self.pos = end;
-        self.release();
-        &self.map.as_ref().expect("mapped")[start..end]
-    }
-
-    /// Moves past the next up to `records` records without touching their
-    /// pages, for a pass that splits a file between readers by chunks.
-    /// Whatever it moves past is released like records read: memory stays
-    /// bounded however far it skips.
-    pub fn skip(&mut self, records: usize) {
-        self.pos = self
-            .pos
-            .saturating_add(records.saturating_mul(RECORD))
-            .min(self.len);
-        self.release();
-    }
-
-    /// Hands pages already passed back to the kernel (see RELEASE_STEP).
-    /// Keeps one step below `pos` mapped, so the slice `next_raw` returns
-    /// (at most a step long, ending at `pos`) stays mapped. No other slice
-    /// can be alive here: `next_raw`'s result borrows the reader, and every
-    /// call that moves `pos` (and so releases) takes it mutably.
-    fn release(&mut self) {
-        let Some(map) = &self.map else { return };
-        // A loop, not one step per call: `skip` may move `pos` by more.
-        while self.pos - self.kept >= RELEASE_STEP + RELEASE_STEP {
-            // Page-aligned start and length: the kept offset only ever moves by
-            // RELEASE_STEP, a multiple of any page size.
-            // SAFETY: a read-only shared file mapping; MADV_DONTNEED drops the
-            // pages, and any later read of them would fault them back in from
-            // the file. We never read below `pos` again anyway.
-            #[cfg(unix)]
-            let _ = unsafe {
-                map.unchecked_advise_range(
-                    memmap2::UncheckedAdvice::DontNeed,
-                    self.kept,
-                    RELEASE_STEP,
-                )
-            };
-            self.kept += RELEASE_STEP;
-        }
-    }
-}
-
 impl TraceSource for OracleReader {
     fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
         out.clear();
-        let Some(map) = &self.map else { return Ok(0) };
-        let end = (self.pos + max * RECORD).min(self.len);
-        if end > self.pos && formats::is_text(&map[self.pos..self.pos + RECORD]) {
-            let why = "24 bytes of text, not an oracleGeneral record".to_string();
-            return Err(not_oracle(&self.path, self.pos as u64, why));
+        let pos = self.pos();
+        let want = (max as u64 * RECORD as u64).min(self.len - pos) as usize;
+        if want == 0 {
+            return Ok(0);
         }
-        out.extend(map[self.pos..end].chunks_exact(RECORD).map(decode));
-        self.pos = end;
-        self.release();
+        self.fill(want)?;
+        let recs = &self.buf[self.head..self.head + want];
+        if formats::is_text(&recs[..RECORD]) {
+            let why = "24 bytes of text, not an oracleGeneral record".to_string();
+            return Err(not_oracle(&self.path, pos, why));
+        }
+        out.extend(recs.chunks_exact(RECORD).map(decode));
+        self.head += want;
         Ok(out.len())
     }
     fn len_hint(&self) -> Option<u64> {
-        Some((self.len / RECORD) as u64)
+        Some(self.len / RECORD as u64)
     }
     fn describe(&self) -> String {
         format!("oracleGeneral file {}", self.path.display())
@@ -357,6 +391,54 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_file_truncated_while_read_is_an_error_naming_it() {
+        // Mapped, the reader died of SIGBUS touching a page past the new
+        // end (the whole test binary with it).
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cut.oracleGeneral.bin");
+        let mut w = OracleWriter::create(&path).unwrap();
+        let n = 3 * CHUNK as u64 / RECORD as u64;
+        for key in 0..n {
+            w.write(&Request {
+                time: 0,
+                key,
+                size: 1,
+                op: Op::Read,
+                pid: 0,
+                next_access: -1,
+            })
+            .unwrap();
+        }
+        w.finish().unwrap();
+        let mut r = OracleReader::open(&path).unwrap();
+        let mut out = Vec::new();
+        assert_eq!(r.next_batch(&mut out, 4096).unwrap(), 4096);
+        let cut = (CHUNK + CHUNK / 2) as u64;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(cut)
+            .unwrap();
+        let e = loop {
+            match r.next_batch(&mut out, 4096) {
+                Ok(0) => panic!("read to the end of a truncated file"),
+                Ok(_) => {}
+                Err(e) => break e,
+            }
+        };
+        assert!(
+            matches!(e, TraceError::Shrunk { offset, len, .. } if offset == cut && len == n * RECORD as u64),
+            "{e:?}"
+        );
+        let msg = e.to_string();
+        assert!(
+            msg.contains("cut.oracleGeneral.bin") && msg.contains("truncated while being read"),
+            "{msg}"
+        );
+    }
+
+    #[test]
     fn raw_reads_and_skips() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("k.oracleGeneral.bin");
@@ -379,12 +461,16 @@ mod tests {
                 .collect()
         };
         let mut r = OracleReader::open(&path).unwrap();
-        assert_eq!(keys(r.next_raw(3)), [0, 1, 2]);
-        r.skip(100);
-        assert_eq!(keys(r.next_raw(2)), [103, 104]);
-        r.skip(890);
-        assert_eq!(keys(r.next_raw(10)), [995, 996, 997, 998, 999]);
-        r.skip(usize::MAX);
-        assert!(r.next_raw(10).is_empty());
+        assert_eq!(keys(r.next_raw(3).unwrap()), [0, 1, 2]);
+        r.skip(100).unwrap();
+        assert_eq!(keys(r.next_raw(2).unwrap()), [103, 104]);
+        r.skip(890).unwrap();
+        assert_eq!(keys(r.next_raw(10).unwrap()), [995, 996, 997, 998, 999]);
+        r.skip(usize::MAX).unwrap();
+        assert!(r.next_raw(10).unwrap().is_empty());
+        // Past the buffered chunk: a skip that seeks.
+        let mut r = OracleReader::open(&path).unwrap();
+        r.skip(10).unwrap();
+        assert_eq!(keys(r.next_raw(1).unwrap()), [10]);
     }
 }

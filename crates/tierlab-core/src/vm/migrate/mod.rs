@@ -14,13 +14,180 @@ pub mod memtis;
 pub mod none;
 pub mod oracle_epoch;
 pub mod oracle_static;
+#[cfg(test)]
+mod together;
 pub mod tpp;
 
+use super::nodes::Nodes;
+use crate::hash::KeyMap;
 use crate::spec::Params;
 use crate::units::Nanos;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
+
+/// A memory node's index, fastest first.
+pub type Node = u8;
+/// The fastest node.
+pub const FAST: Node = 0;
+
+/// One page moved (or to move) between nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Move {
+    pub page: u64,
+    pub from: Node,
+    pub to: Node,
+}
+
+/// What a policy asks of the model in one event: a buffer the model
+/// reuses (no allocation per reference) and empties as it carries the
+/// requests out ([`Nodes::apply`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Moves {
+    /// Named pages to move, in order.
+    pub moves: Vec<Move>,
+    /// Demote this many victims of a node (its CLOCK order) to the nearest
+    /// slower node with room: reclaim that demotes.
+    pub reclaim: Vec<(Node, u64)>,
+    /// Swap out this many victims of a node: reclaim without demotion
+    /// (the model's pager does it; the nodes leave it alone).
+    pub evict: Vec<(Node, u64)>,
+    /// Pages of the slower nodes to make inaccessible now (a scan pass).
+    pub scan: u64,
+}
+
+impl Moves {
+    pub fn push(&mut self, m: Move) {
+        self.moves.push(m);
+    }
+    pub fn is_empty(&self) -> bool {
+        self.moves.is_empty() && self.reclaim.is_empty() && self.evict.is_empty() && self.scan == 0
+    }
+}
+
+/// Which references a policy hears of: the model calls it for those only
+/// (one dynamic call per reference at most, none for most references of
+/// the sampled and scan-based policies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hears {
+    /// None (`none`, `oracle-static`).
+    Nothing,
+    /// Every reference (`oracle-epoch`'s counter).
+    Every,
+    /// One read in `read_period` and one write in `write_period` (PEBS:
+    /// one sample per period of events; counted by a [`Sampler`]).
+    Sampled { read_period: u64, write_period: u64 },
+    /// The first reference to a scanned page (a hint fault).
+    HintFaults,
+}
+
+/// Counts references down to the next sample, reads and writes apart:
+/// PEBS takes one record every `period` events, no randomness.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sampler {
+    period: [u64; 2],
+    left: [u64; 2],
+}
+
+impl Sampler {
+    pub fn new(read_period: u64, write_period: u64) -> Self {
+        let period = [read_period.max(1), write_period.max(1)];
+        Sampler {
+            period,
+            left: period,
+        }
+    }
+    /// Whether this reference is sampled.
+    #[inline(always)]
+    pub fn sample(&mut self, write: bool) -> bool {
+        let i = write as usize;
+        self.left[i] -= 1;
+        if self.left[i] == 0 {
+            self.left[i] = self.period[i];
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// A policy's own counts, for the result.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PolicyReport {
+    /// Samples taken (HeMem, Memtis).
+    pub samples: u64,
+    /// Hint faults handled (Linux, TPP).
+    pub hint_faults: u64,
+    /// Scan passes and the pages they made inaccessible (Linux, TPP).
+    pub scans: u64,
+    /// Promotion candidates (Linux: hint faults under the threshold).
+    pub candidates: u64,
+    /// Promotions the policy declined, by reason.
+    pub refused_threshold: u64,
+    pub refused_rate_limit: u64,
+    pub refused_watermark: u64,
+    pub refused_inactive: u64,
+    /// Times every count was halved (HeMem, Memtis).
+    pub coolings: u64,
+    /// The hot threshold at the end: ms (Linux) or a bin (Memtis).
+    pub threshold: Option<f64>,
+}
+
+/// What a policy may know when it is built.
+pub struct BuildCtx<'a> {
+    pub page_bytes: u64,
+    /// Frames per node, fastest first.
+    pub frames: Vec<u64>,
+    /// Accesses per page over the whole run (`oracle-static`'s pre-pass).
+    pub counts: Option<&'a KeyMap<u64>>,
+    /// Accesses per page in each epoch (`oracle-epoch`'s pre-pass).
+    pub epoch_counts: Option<&'a [KeyMap<u64>]>,
+}
+
+/// The events a migration policy hears. Who guarantees what: the model
+/// calls `on_access` only for the references [`Hears`] names, with the
+/// page resident on `node`; `on_hint_fault` only for a page made
+/// inaccessible by a scan the policy asked for; `tick` once the model's
+/// clock reaches `next_tick`; `on_insert` after a page entered memory on
+/// `node`, `on_remove` after it left. Times are the model's logical clock,
+/// in ns. The policy reads the nodes, never changes them: it asks through
+/// `m`.
+pub trait MigrationPolicy: Send {
+    fn hears(&self) -> Hears;
+    fn on_access(
+        &mut self,
+        _page: u64,
+        _node: Node,
+        _write: bool,
+        _t_ns: f64,
+        _nodes: &Nodes,
+        _m: &mut Moves,
+    ) {
+    }
+    fn on_hint_fault(
+        &mut self,
+        _page: u64,
+        _node: Node,
+        _scanned_ns: f64,
+        _t_ns: f64,
+        _nodes: &Nodes,
+        _m: &mut Moves,
+    ) {
+    }
+    /// When `tick` is next due (ns); infinity for never.
+    fn next_tick(&self) -> f64 {
+        f64::INFINITY
+    }
+    fn tick(&mut self, _t_ns: f64, _nodes: &Nodes, _m: &mut Moves) {}
+    /// The node for `page` entering memory, overriding the placement rule
+    /// (the oracles); None: the rule decides.
+    fn place(&mut self, _page: u64, _nodes: &Nodes) -> Option<Node> {
+        None
+    }
+    fn on_insert(&mut self, _page: u64, _node: Node, _nodes: &Nodes, _m: &mut Moves) {}
+    fn on_remove(&mut self, _page: u64) {}
+    fn report(&self) -> PolicyReport;
+}
 
 /// How a policy is made from its `[vm.migration]` keys.
 pub trait MigrationBuild {
@@ -31,6 +198,9 @@ pub trait MigrationBuild {
     fn check(_: &Self::Params) -> Result<(), (&'static str, String)> {
         Ok(())
     }
+    /// The policy, for nodes of `ctx.frames`; Err when it needs what the
+    /// context lacks (the oracles' pre-pass counts).
+    fn build(p: &Self::Params, ctx: &BuildCtx) -> Result<Box<dyn MigrationPolicy>, String>;
 }
 
 /// A problem with a `[vm.migration]` key: the key (relative to the table)
@@ -55,6 +225,11 @@ macro_rules! registry {
         impl MigrationSpec {
             pub fn name(&self) -> &'static str {
                 match self { $(MigrationSpec::$variant(_) => $name),* }
+            }
+
+            /// The policy, built for `ctx`'s nodes.
+            pub fn build(&self, ctx: &BuildCtx) -> Result<Box<dyn MigrationPolicy>, String> {
+                match self { $(MigrationSpec::$variant(p) => <$ty as MigrationBuild>::build(p, ctx)),* }
             }
 
             /// The policy `name` with `params` (the table without `type`

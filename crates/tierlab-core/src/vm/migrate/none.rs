@@ -2,7 +2,7 @@
 //! gave them until they leave memory; the baseline every other policy is
 //! compared with.
 
-use super::MigrationBuild;
+use super::{BuildCtx, Hears, MigrationBuild, MigrationPolicy, PolicyReport};
 use serde::{Deserialize, Serialize};
 
 /// No keys besides `type` and `cost`.
@@ -14,4 +14,16 @@ pub struct Static;
 
 impl MigrationBuild for Static {
     type Params = NoneParams;
+    fn build(_: &NoneParams, _: &BuildCtx) -> Result<Box<dyn MigrationPolicy>, String> {
+        Ok(Box::new(Static))
+    }
+}
+
+impl MigrationPolicy for Static {
+    fn hears(&self) -> Hears {
+        Hears::Nothing
+    }
+    fn report(&self) -> PolicyReport {
+        PolicyReport::default()
+    }
 }
