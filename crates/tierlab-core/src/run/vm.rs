@@ -957,6 +957,7 @@ impl Core {
                 tech: self.backing_tech.clone(),
                 counters: self.backing.clone(),
                 energy: DeviceEnergy::unknown(),
+                ftl: None,
             },
             tiers: vec![TierResult {
                 name: tier.name.clone(),

@@ -139,11 +139,10 @@ impl Erasing {
     /// Whether `erases_of(h, self)` is still `seen`, without its division.
     #[inline]
     fn unchanged(&self, h: &Hierarchy) -> bool {
-        let t = &h.tiers[self.dev];
-        match t.flash_erases() {
+        match h.dev_flash_erases(self.dev) {
             Some(c) => c == self.seen,
             None => match self.block_bytes {
-                Some(_) => (self.lo..self.hi).contains(&t.c.bytes_in),
+                Some(_) => (self.lo..self.hi).contains(&h.dev_bytes_in(self.dev)),
                 None => self.seen == 0,
             },
         }
@@ -153,8 +152,8 @@ impl Erasing {
 /// The erases tier `e.dev` has made so far, as the wear figures count them.
 #[inline]
 fn erases_of(h: &Hierarchy, e: &Erasing) -> u64 {
-    let t = &h.tiers[e.dev];
-    crate::device::wear::erases_so_far(t.flash_erases(), t.c.bytes_in, e.block_bytes).unwrap_or(0)
+    let (erases, bytes_in) = (h.dev_flash_erases(e.dev), h.dev_bytes_in(e.dev));
+    crate::device::wear::erases_so_far(erases, bytes_in, e.block_bytes).unwrap_or(0)
 }
 
 /// One stage of a job: `service` ns at station `station` in queue class `class`.
@@ -950,7 +949,7 @@ impl Engine {
             let count = erases_of(h, e);
             let n = count.saturating_sub(e.seen);
             e.see(count);
-            let copies = h.tiers[e.dev].ftl_copies().unwrap_or(0);
+            let copies = h.dev_ftl_copies(e.dev).unwrap_or(0);
             let c = copies.saturating_sub(e.copies_seen);
             e.copies_seen = copies;
             if n == 0 && c == 0 {
