@@ -256,3 +256,45 @@ def test_a_backing_ftl_is_refused_with_vm(tierlab_cmd: Callable[..., Ran]) -> No
         "--set", "backing.ftl.op=0.1", "--no-progress",
     )  # fmt: skip
     assert_bad(r, "backing.ftl", "[vm]")
+
+
+def test_the_over_provisioning_report_plots_lifetime_against_cost(
+    tmp_path: Path, tierlab_cmd: Callable[..., Ran]
+) -> None:
+    from tierlab.report import build_sections
+    from tierlab.report_lifetime import lifetime_cost_section
+
+    store = tmp_path / "op.sqlite"
+    r = tierlab_cmd(
+        "sweep", ROOT / "examples" / "sweep-op.toml", "--store", store,
+        "--set", "workload.requests=60000", "--no-progress",
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    r = tierlab_cmd("report", store, "-o", tmp_path / "rep")
+    assert r.code == 0, r.err
+    assert (tmp_path / "rep" / "over-provisioning-lifetime-cost-tier-1.png").stat().st_size > 0
+    assert "Lifetime against cost" in (tmp_path / "rep" / "over-provisioning.html").read_text()
+    _, df, sections = build_sections(store)
+    sec = next(s for s in sections if s.title == "Lifetime against cost")
+    (plot,) = sec.figures
+    ax = plot.figure.axes[0]
+    assert "2006 prices" in ax.get_xlabel()
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    levelled = lines["perfect levelling"]
+    costs, years = list(levelled.get_xdata()), list(levelled.get_ydata())
+    # One point per run; more spare flash costs more and lasts longer.
+    assert len(costs) == 5
+    assert costs == sorted(costs) and years == sorted(years), (costs, years)
+    want = df.sort_values("tiers.1.cost_usd")["tiers.1.ftl.perfect_levelling_years"]
+    assert years == pytest.approx(list(want))
+    assert [t.get_text() for t in ax.texts][0] == "op 0.05"
+    # Runs without an FTL have no such section.
+    assert (
+        lifetime_cost_section(
+            df.drop(
+                columns=["tiers.1.ftl.perfect_levelling_years", "tiers.1.ftl.first_worn_years"]
+            ),
+            [],
+        )
+        is None
+    )
