@@ -98,6 +98,29 @@ def test_multiprogram_runs_under_vm_by_byte_address() -> None:
     assert "references of 64 B by byte address" in r.summary["workload"]
 
 
+def test_hotset_runs_under_vm_by_byte_address() -> None:
+    # The moving hot set under [vm]: one 4 KiB page per reference in one
+    # process (pid 1); with 2 MiB pages, 512 of its pages share a page.
+    cfg = {
+        "workload": {"type": "hotset", "scale": 0.01, "seed": 3},
+        "tier": [{"tech": "DRAM-DDR3", "capacity": "100%"}],
+        "backing": {"tech": "PCM-SLC"},
+        "vm": {},
+    }
+    r = tierlab.simulate(cfg)
+    v = r.summary["vm"]
+    assert list(r.processes.index) == [1]
+    # 655 pages, 20,000 references (the default preset x 0.01), every one
+    # page-aligned: one translation each, the footprint's first touches
+    # are its only faults with memory holding it all.
+    assert v["references"] == v["translations"] == 20_000
+    assert v["minor_faults"] + v["major_faults"] == 655
+    assert "by byte address" in r.summary["workload"]
+    cfg["vm"] = {"page_size": "2MiB"}
+    v = tierlab.simulate(cfg).summary["vm"]
+    assert v["minor_faults"] + v["major_faults"] == 2  # ceil(655 / 512)
+
+
 def test_s5_desktop_preset_runs_one_program_alone() -> None:
     # S5's xmms (Table 1: 7.86 MB, 1,168,939 references), a tenth of it,
     # alone: one process, 8 B references (docs/workloads.md).

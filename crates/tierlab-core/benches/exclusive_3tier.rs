@@ -2,7 +2,7 @@
 //! footprint) with LRU everywhere: every DRAM eviction is a demotion.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use tierlab_core::sim::Simulation;
+use tierlab_core::prelude::Runner;
 
 mod common;
 
@@ -15,7 +15,7 @@ fn bench(c: &mut Criterion) {
          [[tier]]\nname = \"nand\"\ntech = \"NAND-SLC\"\ncapacity = \"2.8571%\"\n\
          [[tier]]\nname = \"ssd\"\ntech = \"SSD-SATA\"\ncapacity = \"5.7143%\"\n",
     );
-    g.bench_function("lru", |b| b.iter(|| Simulation::run(&cfg).unwrap().misses));
+    g.bench_function("lru", |b| b.iter(|| Runner::run(&cfg).unwrap().misses));
     g.finish();
 }
 

@@ -2,7 +2,7 @@
 //! at a tenth of its length (see BENCHMARKS.md for the 20M-request figures).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use tierlab_core::sim::Simulation;
+use tierlab_core::prelude::Runner;
 
 mod common;
 
@@ -14,7 +14,7 @@ fn bench(c: &mut Criterion) {
         let cfg = common::config(&format!(
             "[[tier]]\nname = \"cache\"\ntech = \"DRAM-DDR3\"\ncapacity = \"10%\"\npolicy = \"{policy}\"\n"
         ));
-        g.bench_function(policy, |b| b.iter(|| Simulation::run(&cfg).unwrap().misses));
+        g.bench_function(policy, |b| b.iter(|| Runner::run(&cfg).unwrap().misses));
     }
     g.finish();
 }

@@ -45,6 +45,16 @@ pub enum TraceError {
     },
     #[error("interrupted")]
     Interrupted,
+    /// A pass that needs more memory than it may have: `what` names the
+    /// pass and its source, `bytes` what it asked for, `why` why it may not
+    /// have it (an allocation failed, or more than the pre-pass budget).
+    #[error("{what} needs {bytes} bytes ({human}) of memory, {why}\nhint: {hint}", human = crate::units::human_bytes(*bytes))]
+    Memory {
+        what: String,
+        bytes: u64,
+        why: String,
+        hint: String,
+    },
     #[error("{path}: the trace holds no requests")]
     Empty { path: PathBuf },
 }

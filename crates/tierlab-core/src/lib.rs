@@ -4,8 +4,9 @@
 //! generator) through a [`hierarchy::Hierarchy`] of [`tier::Tier`]s above a
 //! backing store. Each tier orders its entries with an eviction
 //! [`policy::Policy`]; the [`cost`] model turns the events into simulated time.
-//! [`sim::Simulation`] ties a config to a source and produces a
-//! [`stats::RunResult`]. Nothing here depends on Python.
+//! [`run::Runner`] drives a config's model (run/driver.rs: the one
+//! driver) over its source and produces a [`stats::RunResult`]. Nothing
+//! here depends on Python.
 
 pub mod admission;
 pub mod config;
@@ -21,8 +22,6 @@ pub mod prelude;
 pub mod request;
 pub mod rng;
 pub mod run;
-pub mod runner;
-pub mod sim;
 pub mod source;
 pub mod spec;
 pub mod stats;

@@ -145,6 +145,76 @@ pub struct RunResult {
     pub cost: Option<crate::device::price::RunCost>,
 }
 
+/// The run-wide counts a model keeps, from which [`RunResult::build`]
+/// computes the result's ratios, means and rates (the one place they are
+/// computed, for every model).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunCounts {
+    pub requests: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub deletes: u64,
+    /// Lookups (reads and writes) that missed every tier; in a `[vm]` run,
+    /// references that faulted.
+    pub misses: u64,
+    pub bytes_requested: u64,
+    /// The bytes of the lookups that missed.
+    pub bytes_missed: u64,
+    /// Access time summed over the requests (ns).
+    pub access_time_ns: f64,
+    pub compute_time_ns: f64,
+    pub flush_time_ns: f64,
+    pub flushes: u64,
+    /// The run's length, when it is not its access plus compute time
+    /// (processes that overlap: run/vm_procs.rs).
+    pub elapsed_ns: Option<f64>,
+}
+
+impl RunCounts {
+    /// The run's counted length (ns).
+    pub fn total_time_ns(&self) -> f64 {
+        self.elapsed_ns
+            .unwrap_or(self.access_time_ns + self.compute_time_ns)
+    }
+}
+
+impl TierResult {
+    /// A tier's result: its facts and counters, with its ratios computed
+    /// here (every model's tiers alike). Energy is set afterwards
+    /// ([`RunResult::set_energy`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn build(
+        name: String,
+        (tech, policy, admission): (&str, &str, &str),
+        capacity: u64,
+        (used, objects): (u64, u64),
+        write: &str,
+        counters: TierCounters,
+        wear: TierWear,
+        area_cost: AreaCost,
+        ftl: Option<crate::device::ftl::FtlResult>,
+    ) -> TierResult {
+        let c = &counters;
+        TierResult {
+            name,
+            tech: tech.into(),
+            policy: policy.into(),
+            admission: admission.into(),
+            capacity,
+            used,
+            objects,
+            write: write.into(),
+            miss_ratio: ratio(c.misses, c.hits + c.misses),
+            byte_miss_ratio: ratio(c.miss_bytes, c.hit_bytes + c.miss_bytes),
+            counters,
+            wear,
+            area_cost,
+            energy: DeviceEnergy::default(),
+            ftl,
+        }
+    }
+}
+
 pub(crate) fn ratio(a: u64, b: u64) -> f64 {
     if b == 0 {
         0.0
@@ -183,6 +253,9 @@ pub struct Busy {
 }
 
 impl RunResult {
+    /// A tier run's result: the hierarchy's counts and tiers through the
+    /// one builder ([`RunResult::build`]), the devices' energy from their
+    /// counters.
     pub fn collect(
         h: &Hierarchy,
         meta: &[TierMeta],
@@ -192,10 +265,21 @@ impl RunResult {
         timeline: Timeline,
     ) -> Self {
         let t: &Totals = &h.totals;
-        let lookups = t.reads + t.writes;
-        let compute = h.compute_ns * t.requests as f64;
-        let total = t.access_time_ns + compute;
-        let per_s = |x: f64| if total > 0.0 { x * 1e9 / total } else { 0.0 };
+        let counts = RunCounts {
+            requests: t.requests,
+            reads: t.reads,
+            writes: t.writes,
+            deletes: t.deletes,
+            misses: t.misses,
+            bytes_requested: t.bytes_requested,
+            bytes_missed: t.bytes_missed,
+            access_time_ns: t.access_time_ns,
+            compute_time_ns: h.compute_ns * t.requests as f64,
+            flush_time_ns: t.flush_time_ns,
+            flushes: t.flushes,
+            elapsed_ns: None,
+        };
+        let total = counts.total_time_ns();
         let tiers: Vec<TierResult> = h
             .tiers
             .iter()
@@ -213,38 +297,26 @@ impl RunResult {
                 );
                 let mut counters = tier.c.clone();
                 counters.pages_programmed += swap_pages;
-                TierResult {
-                    name: tier.name.clone(),
-                    tech: m.tech.clone(),
-                    policy: m.policy.clone(),
-                    admission: m.admission.clone(),
-                    capacity: tier.capacity,
-                    used: tier.used(),
-                    objects: tier.len() as u64,
-                    write: if tier.write_back {
+                TierResult::build(
+                    tier.name.clone(),
+                    (&m.tech, &m.policy, &m.admission),
+                    tier.capacity,
+                    (tier.used(), tier.len() as u64),
+                    if tier.write_back {
                         "write-back"
                     } else {
                         "write-through"
-                    }
-                    .into(),
-                    miss_ratio: ratio(tier.c.misses, tier.c.hits + tier.c.misses),
-                    byte_miss_ratio: ratio(tier.c.miss_bytes, tier.c.hit_bytes + tier.c.miss_bytes),
+                    },
                     counters,
                     wear,
-                    area_cost: m.area_cost,
-                    energy: DeviceEnergy::default(),
-                    ftl: tier.ftl.as_ref().map(|f| crate::device::ftl::FtlResult {
+                    m.area_cost,
+                    tier.ftl.as_ref().map(|f| crate::device::ftl::FtlResult {
                         overflow_pages: f.overflow_pages,
                         ..f.ftl
                             .result(f.page_bytes(), m.medium.endurance, total / 1e9)
                     }),
-                }
+                )
             })
-            .collect();
-        let mut warnings: Vec<String> = tiers
-            .iter()
-            .enumerate()
-            .filter_map(|(i, t)| refusal_warning(i, t, unit_size))
             .collect();
         let placed: Vec<crate::device::basis::Placed> = meta
             .iter()
@@ -262,36 +334,14 @@ impl RunResult {
                 basis: backing.medium.latency_basis,
             }])
             .collect();
-        warnings.extend(crate::device::basis::mixed_warning(&placed));
-        let mut r = RunResult {
-            version: crate::VERSION.into(),
+        let basis_warning = crate::device::basis::mixed_warning(&placed);
+        let mut r = RunResult::build(
             workload,
             unit_size,
-            fill: format!("{:?}", h.fill).to_lowercase(),
-            requests: t.requests,
-            reads: t.reads,
-            writes: t.writes,
-            deletes: t.deletes,
-            hits: lookups - t.misses,
-            misses: t.misses,
-            miss_ratio: ratio(t.misses, lookups),
-            byte_miss_ratio: ratio(t.bytes_missed, t.bytes_requested),
-            bytes_requested: t.bytes_requested,
-            amat_ns: if lookups > 0 {
-                t.access_time_ns / lookups as f64
-            } else {
-                0.0
-            },
-            total_time_ns: total,
-            access_time_ns: t.access_time_ns,
-            compute_time_ns: compute,
-            flush_time_ns: t.flush_time_ns,
-            flushes: t.flushes,
-            throughput_rps: per_s(t.requests as f64),
-            throughput_bytes_per_s: per_s(t.bytes_requested as f64),
-            latency_ns: None,
-            time: None,
-            backing: BackingResult {
+            format!("{:?}", h.fill).to_lowercase(),
+            counts,
+            tiers,
+            BackingResult {
                 tech: backing.tech.clone(),
                 counters: h.backing.clone(),
                 energy: DeviceEnergy::default(),
@@ -307,16 +357,9 @@ impl RunResult {
                         )
                     }),
             },
-            tiers,
-            skipped_records: 0,
-            warnings,
             timeline,
-            vm: None,
-            processes: Vec::new(),
-            memorage: None,
-            run_energy: RunEnergy::default(),
-            cost: None,
-        };
+        );
+        r.warnings.extend(basis_warning);
         // A serial run's devices are busy for their charges less the
         // software overhead inside each, from the counters (a flashcache
         // tier's swap copies are programs but no charge); a time model
@@ -340,6 +383,68 @@ impl RunResult {
 
     /// Each device's energy and power, and the run's, from the counters,
     /// `busy` (one per tier, then the backing store) and the counted time.
+    /// The one result builder: every model's result is made here from its
+    /// counts, tiers and backing store, so that each figure has one
+    /// definition. Tiers that refused objects larger than their capacity
+    /// are warned of.
+    pub fn build(
+        workload: String,
+        unit_size: bool,
+        fill: String,
+        c: RunCounts,
+        tiers: Vec<TierResult>,
+        backing: BackingResult,
+        timeline: Timeline,
+    ) -> RunResult {
+        let lookups = c.reads + c.writes;
+        let total = c.total_time_ns();
+        let per_s = |x: f64| if total > 0.0 { x * 1e9 / total } else { 0.0 };
+        let warnings: Vec<String> = tiers
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| refusal_warning(i, t, unit_size))
+            .collect();
+        RunResult {
+            version: crate::VERSION.into(),
+            workload,
+            unit_size,
+            fill,
+            requests: c.requests,
+            reads: c.reads,
+            writes: c.writes,
+            deletes: c.deletes,
+            hits: lookups - c.misses,
+            misses: c.misses,
+            miss_ratio: ratio(c.misses, lookups),
+            byte_miss_ratio: ratio(c.bytes_missed, c.bytes_requested),
+            bytes_requested: c.bytes_requested,
+            amat_ns: if lookups > 0 {
+                c.access_time_ns / lookups as f64
+            } else {
+                0.0
+            },
+            total_time_ns: total,
+            access_time_ns: c.access_time_ns,
+            compute_time_ns: c.compute_time_ns,
+            flush_time_ns: c.flush_time_ns,
+            flushes: c.flushes,
+            throughput_rps: per_s(c.requests as f64),
+            throughput_bytes_per_s: per_s(c.bytes_requested as f64),
+            latency_ns: None,
+            time: None,
+            backing,
+            tiers,
+            skipped_records: 0,
+            warnings,
+            timeline,
+            vm: None,
+            processes: Vec::new(),
+            memorage: None,
+            run_energy: RunEnergy::default(),
+            cost: None,
+        }
+    }
+
     pub fn set_energy(
         &mut self,
         meta: &[TierMeta],

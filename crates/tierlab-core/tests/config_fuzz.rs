@@ -20,7 +20,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use tierlab_core::admission::AdmissionSpec;
 use tierlab_core::config::Config;
 use tierlab_core::policy::PolicySpec;
-use tierlab_core::sim::Simulation;
+use tierlab_core::prelude::Runner;
 use tierlab_core::spec::{Named, Params};
 use tierlab_core::stats::RunResult;
 
@@ -484,7 +484,7 @@ fn outcome(c: &Case, text: &str) -> Result<String, String> {
         Ok(cfg) => cfg,
         Err(e) => return config_error(e),
     };
-    match Simulation::run(&cfg) {
+    match Runner::run(&cfg) {
         Ok(r) => check_result(&r, c)
             .map(|()| String::new())
             .map_err(|what| format!("{what}\n{r:#?}")),

@@ -247,7 +247,7 @@ fn set_swaps_level_a_hot_set_and_are_rare() {
 #[test]
 fn wear_figures_recomputed_by_hand() {
     use tierlab_core::device::wear::{WearSpread as Spread, SECONDS_PER_YEAR};
-    use tierlab_core::sim::Simulation;
+    use tierlab_core::prelude::Runner;
     for policy in ["\"clock\"", "{ type = \"flashcache\", hot_threshold = 2 }"] {
         let cfg = Config::from_toml_str(&format!(
             "[workload]\ntype = \"zipf\"\nalpha = 0.9\nobjects = 20000\nrequests = 200000\n\
@@ -257,7 +257,7 @@ fn wear_figures_recomputed_by_hand() {
              [[tier]]\nname = \"flash\"\ntech = \"NAND-SLC\"\ncapacity = \"16MiB\"\npolicy = {policy}\n"
         ))
         .unwrap();
-        let r = Simulation::run(&cfg).unwrap();
+        let r = Runner::run(&cfg).unwrap();
         let (dram, t) = (&r.tiers[0], &r.tiers[1]);
         // DRAM does not erase; its endurance (1e16) still bounds its life.
         assert_eq!(dram.wear.erases, None);

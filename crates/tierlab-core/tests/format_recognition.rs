@@ -3,7 +3,7 @@
 
 use std::path::Path;
 use tierlab_core::config::Config;
-use tierlab_core::sim::Simulation;
+use tierlab_core::prelude::Runner;
 use tierlab_core::source::formats::{self, Format};
 use tierlab_core::source::tools::trace_stats;
 use tierlab_core::source::trace::csv::CsvOptions;
@@ -20,7 +20,7 @@ fn run(path: &Path, format: Option<&str>) -> Result<tierlab_core::stats::RunResu
         path.display().to_string()
     );
     let cfg = Config::from_toml_str(&toml).map_err(|e| e.to_string())?;
-    Simulation::run(&cfg).map_err(|e| e.to_string())
+    Runner::run(&cfg).map_err(|e| e.to_string())
 }
 
 /// Text whose length is a multiple of 24 bytes ran as oracleGeneral:

@@ -7,7 +7,7 @@ mod common;
 use common::{Kind, Naive, NaiveTwo};
 use std::path::PathBuf;
 use tierlab_core::config::Config;
-use tierlab_core::sim::Simulation;
+use tierlab_core::prelude::Runner;
 use tierlab_core::source::tools::convert_to_oracle;
 
 const TRACE_TOML: &str = r#"
@@ -37,7 +37,7 @@ fn run(tiers: &str, fill: &str, unit: bool) -> tierlab_core::stats::RunResult {
         "[workload]\ntype = \"trace\"\npath = {:?}\nformat = \"oracle\"\nunit_size = {unit}\n[hierarchy]\nfill = \"{fill}\"\n{tiers}",
         trace_path().display().to_string()
     );
-    Simulation::run(&Config::from_toml_str(&toml).unwrap()).unwrap()
+    Runner::run(&Config::from_toml_str(&toml).unwrap()).unwrap()
 }
 
 fn tier(name: &str, cap: &str, policy: &str) -> String {

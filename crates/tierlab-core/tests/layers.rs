@@ -31,7 +31,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("time", &["time", "mrc"]),
     ("vm", &["vm"]),
     ("config", &["config"]),
-    ("run", &["run", "sim", "runner", "stats"]),
+    ("run", &["run", "stats"]),
     ("face", &["prelude"]),
 ];
 

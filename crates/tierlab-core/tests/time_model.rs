@@ -12,7 +12,7 @@
 //! error near 1% (its correlation time is about 90 service times).
 
 use tierlab_core::config::Config;
-use tierlab_core::sim::Simulation;
+use tierlab_core::prelude::Runner;
 use tierlab_core::stats::RunResult;
 use tierlab_core::time::result::{StationResult, TimeResult};
 use tierlab_core::time::theory;
@@ -59,7 +59,7 @@ warmup = 1000
 
 fn run(toml: &str) -> RunResult {
     let cfg = Config::from_toml_str(toml).unwrap();
-    Simulation::run(&cfg).unwrap()
+    Runner::run(&cfg).unwrap()
 }
 
 fn timed(r: &RunResult) -> &TimeResult {

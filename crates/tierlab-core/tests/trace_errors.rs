@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::Path;
 use tierlab_core::config::Config;
-use tierlab_core::sim::Simulation;
+use tierlab_core::prelude::Runner;
 use tierlab_core::source::tools::convert_to_oracle;
 use tierlab_core::source::tools::trace_stats;
 use tierlab_core::source::trace::csv::CsvOptions;
@@ -38,7 +38,7 @@ fn run_oracle(path: &Path) -> Result<tierlab_core::stats::RunResult, tierlab_cor
         "[workload]\ntype = \"trace\"\npath = {:?}\nformat = \"oracle\"\n[[tier]]\ntech = \"DRAM-DDR3\"\ncapacity = \"1MiB\"\n",
         path.display().to_string()
     );
-    Simulation::run(&Config::from_toml_str(&toml).unwrap())
+    Runner::run(&Config::from_toml_str(&toml).unwrap())
 }
 
 #[test]
@@ -102,7 +102,7 @@ fn empty_csv_trace_is_an_error_of_the_run() {
         "[workload]\ntype = \"trace\"\npath = {:?}\n[[tier]]\ntech = \"DRAM-DDR3\"\ncapacity = 4\n",
         path.display().to_string()
     );
-    let msg = Simulation::run(&Config::from_toml_str(&toml).unwrap())
+    let msg = Runner::run(&Config::from_toml_str(&toml).unwrap())
         .unwrap_err()
         .to_string();
     assert!(

@@ -4,7 +4,7 @@
 
 use std::io::Write;
 use tierlab_core::config::Config;
-use tierlab_core::runner::Runner;
+use tierlab_core::prelude::Runner;
 use tierlab_core::stats::RunResult;
 
 /// A lackey trace of `n` references by two processes: runs of sequential

@@ -3,7 +3,7 @@
 //! capacity): S3's checks and the watermark property.
 
 use tierlab_core::config::Config;
-use tierlab_core::runner::Runner;
+use tierlab_core::prelude::Runner;
 use tierlab_core::stats::RunResult;
 
 /// S3's eight programs at `scale` (the multiprogram generator by byte

@@ -158,8 +158,15 @@ fn simulate(
     chunk: u64,
 ) -> Res<String> {
     let cfg = Config::from_json_str(config_json)?;
-    let mut s = py.allow_threads(|| Runner::new(&cfg))?;
-    let mut p = Progress::new(progress, s.len_hint(), chunk);
+    // Progress from the start: the pre-passes (a footprint for a share,
+    // Belady's next-access times) report their count and stop on Ctrl-C.
+    let mut p = Progress::new(progress, None, chunk);
+    let s = py.allow_threads(|| Runner::with_progress(&cfg, |n| p.tick(n)));
+    let mut s = match (p.err.take(), s) {
+        (Some(e), _) => return Err(e.into()),
+        (None, s) => s?,
+    };
+    p.total = s.len_hint();
     let r = py.allow_threads(|| -> Result<(), Error> {
         loop {
             let done = s.step(chunk.max(1))?;

@@ -264,5 +264,7 @@ pub fn vm(cfg: &Config, vm: &VmConfig) -> Result<(), ConfigError> {
             ));
         }
     }
-    Ok(())
+    // Multilevel main memory: the nodes' technologies, no [[tier]] beside
+    // them, and (until its model runs) a clean refusal.
+    crate::vm::tiered_config::check_with(vm, &cfg.catalog()?, cfg.tiers.len())
 }

@@ -308,13 +308,14 @@ fn de_error<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> ConfigErr
     }
     // `[workload]` is read by hand (source::workload) and reports its
     // errors as `key: message`; the key goes into the path.
-    if path == "workload" {
+    // So is `[vm.migration]` (vm/migrate/mod.rs).
+    if path == "workload" || path == "vm.migration" {
         if let Some((key, rest)) = msg.split_once(": ") {
             let is_key = key
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"_.[]".contains(&b));
             if is_key && !key.is_empty() {
-                return ConfigError::at(format!("workload.{key}"), rest.trim_end());
+                return ConfigError::at(format!("{path}.{key}"), rest.trim_end());
             }
         }
     }
@@ -372,7 +373,12 @@ impl Config {
     /// Checks what serde cannot: ranges, required combinations, references.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let cat = self.catalog()?;
-        if self.tiers.is_empty() {
+        // With [[vm.node]] the nodes are the memory (vm/tiered_config.rs).
+        let nodes = self
+            .vm
+            .as_ref()
+            .is_some_and(crate::vm::tiered_config::configured);
+        if self.tiers.is_empty() && !nodes {
             return Err(ConfigError::at(
                 "tier",
                 "at least one [[tier]] is required (tiers are listed fastest first)",

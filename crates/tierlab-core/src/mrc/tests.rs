@@ -8,8 +8,8 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::request::Request;
 use crate::run::curve_sizes::scale;
+use crate::run::Runner;
 use crate::run::{curve, parse_sizes, resolve_sizes, simulate_sizes, Ask};
-use crate::sim::Simulation;
 use crate::source::synth::{Pattern, SynthSpec};
 use crate::source::tools::trace_stats;
 use crate::source::Source;
@@ -161,7 +161,7 @@ fn zipf_source(objects: u64, requests: u64, alpha: f64, size: u32) -> Source {
 fn simulated(cfg: &Config, capacity: u64) -> f64 {
     let mut c = cfg.clone();
     c.tiers[0].capacity = Size::Absolute(capacity);
-    Simulation::run(&c).unwrap().miss_ratio
+    Runner::run(&c).unwrap().miss_ratio
 }
 
 #[test]
@@ -266,7 +266,7 @@ fn simulated_sizes_scale_every_tier() {
     let mut c = cfg.clone();
     c.tiers[0].capacity = Size::Absolute(200);
     c.tiers[1].capacity = Size::Absolute(600);
-    assert_eq!(mrc.miss_ratios[0], Simulation::run(&c).unwrap().miss_ratio);
+    assert_eq!(mrc.miss_ratios[0], Runner::run(&c).unwrap().miss_ratio);
 }
 
 #[test]

@@ -18,10 +18,9 @@ use crate::time::engine::{DeviceModel, Load, Model, StackModel};
 use crate::time::{disk, is_block_device, stack};
 use crate::units::Size;
 
-/// The engine's model of a config. `seed`: the workload's, used when
-/// `load.seed` is absent.
-pub fn model(cfg: &Config, seed: u64) -> Result<Model, ConfigError> {
-    let cat: Catalog = cfg.catalog()?;
+/// The engine's model of a config, its media from `cat`. `seed`: the
+/// workload's, used when `load.seed` is absent.
+pub fn model(cfg: &Config, cat: &Catalog, seed: u64) -> Result<Model, ConfigError> {
     let default_load = config::LoadConfig::default();
     let l = cfg.load.as_ref().unwrap_or(&default_load);
     // `run.compute` is time the program spends between requests: a
@@ -211,7 +210,17 @@ pub fn build_hierarchy(
     unit_size: bool,
     seed: u64,
 ) -> Result<(Hierarchy, Vec<TierMeta>), Error> {
-    let cat = cfg.catalog()?;
+    hierarchy_of(cfg, &cfg.catalog()?, footprint, unit_size, seed)
+}
+
+/// [`build_hierarchy`] with the run's catalog, resolved once.
+pub fn hierarchy_of(
+    cfg: &Config,
+    cat: &Catalog,
+    footprint: u64,
+    unit_size: bool,
+    seed: u64,
+) -> Result<(Hierarchy, Vec<TierMeta>), Error> {
     let mut tiers = Vec::with_capacity(cfg.tiers.len());
     let mut meta = Vec::with_capacity(cfg.tiers.len());
     let mut flush = Vec::with_capacity(cfg.tiers.len());
@@ -310,9 +319,8 @@ pub fn build_hierarchy(
     Ok((h, meta))
 }
 
-/// The backing store's medium and the keys its energy needs.
-pub fn backing_meta(cfg: &Config) -> Result<BackingMeta, Error> {
-    let cat = cfg.catalog()?;
+/// The backing store's medium (from `cat`) and the keys its energy needs.
+pub fn backing_meta(cfg: &Config, cat: &Catalog) -> Result<BackingMeta, Error> {
     let b = &cfg.backing;
     let medium = cat
         .get(&b.tech)
@@ -324,4 +332,24 @@ pub fn backing_meta(cfg: &Config) -> Result<BackingMeta, Error> {
         capacity: b.capacity.map(|c| c.resolve(0)),
         power_down: b.power_down,
     })
+}
+
+/// The run of `cfg`: the one driver with the model the config asks for,
+/// each model's line below. `progress` hears the requests the pre-passes
+/// read; false from it stops them.
+pub fn runner(cfg: &Config, mut progress: impl Progress) -> Result<crate::run::Runner, Error> {
+    use crate::run::Runner;
+    // The catalog, resolved once (built-in media, then `[techs]`): every
+    // part below reads this one.
+    let cat = cfg.catalog()?;
+    if cfg.vm.is_some() {
+        return Ok(Runner::Vm(crate::run::vm::assemble(cfg, &cat, progress)?));
+    }
+    let tiers = crate::run::tiers::assemble(cfg, &cat, &mut progress)?;
+    if crate::config::checks::time_model(cfg) {
+        return Ok(Runner::Timed(Box::new(crate::run::timed::driver(
+            cfg, &cat, tiers,
+        )?)));
+    }
+    Ok(Runner::Tiers(Box::new(crate::run::tiers::driver(tiers))))
 }

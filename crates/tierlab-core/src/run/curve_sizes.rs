@@ -70,13 +70,14 @@ pub(crate) fn simulate_resolved(
         .map(|t| t.capacity.resolve(footprint).max(1))
         .collect();
     let sum: u64 = caps.iter().sum();
+    let cat = cfg.catalog()?;
     let mut sims = Vec::with_capacity(abs.len());
     for &size in &abs {
         let mut c = cfg.clone();
         for (t, cap) in c.tiers.iter_mut().zip(scale(&caps, sum, size)) {
             t.capacity = Size::Absolute(cap);
         }
-        sims.push(super::assembly::build_hierarchy(&c, footprint, run.unit_size, run.seed)?.0);
+        sims.push(super::assembly::hierarchy_of(&c, &cat, footprint, run.unit_size, run.seed)?.0);
     }
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())

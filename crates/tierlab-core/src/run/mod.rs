@@ -8,9 +8,15 @@
 pub mod assembly;
 pub mod curve;
 pub mod curve_sizes;
+pub mod driver;
+pub mod runner;
+pub mod tiers;
+pub mod timed;
+pub mod timeline;
 pub mod vm;
+pub mod vm_core;
 pub mod vm_procs;
 
 pub use curve::{curve, Ask, Method};
 pub use curve_sizes::{parse_sizes, resolve_sizes, simulate_sizes};
-pub use vm::VmRun;
+pub use runner::Runner;

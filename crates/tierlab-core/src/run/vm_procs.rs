@@ -27,13 +27,16 @@
 //! processes is not modelled: more processes than hardware threads is
 //! refused.
 
-use super::vm::Core;
+use super::vm_core::Core;
 use crate::error::Error;
 use crate::request::Request;
+use crate::run::driver::{Clock, Common, Model};
+use crate::run::timeline::Recorder;
 use crate::source::setup::{Batches, BATCH};
 use crate::source::trace::{TraceError, TraceSource};
 use crate::source::Source;
 use crate::spec::ConfigError;
+use crate::stats::RunResult;
 use std::collections::{BTreeMap, VecDeque};
 
 /// One process's references of a trace: the others' passed over.
@@ -69,8 +72,9 @@ pub(super) struct Sched {
     /// Each process's next references, read from its own stream.
     queues: Vec<VecDeque<Request>>,
     streams: Vec<Batches>,
-    /// The processes and their streams are set up (the first pass ran).
-    started: bool,
+    /// Each process's pid and references, in order of first appearance
+    /// (the first pass).
+    counts: Vec<(u32, u64)>,
     clock: Vec<f64>,
     /// The last block on the swap device of each process: from (after its
     /// reference's CPU time) until.
@@ -161,7 +165,7 @@ impl Sched {
             smt_speed: c.smt_speed,
             queues: Vec::new(),
             streams: Vec::new(),
-            started: false,
+            counts: Vec::new(),
             clock: Vec::new(),
             blocked_from: Vec::new(),
             blocked_until: Vec::new(),
@@ -205,38 +209,39 @@ impl Sched {
             .any(|j| self.live(j) && !(self.blocked_from[j] <= t && t < self.blocked_until[j]))
     }
 
-    /// The first pass: reads the whole trace (`batches`, with its
-    /// `[run] max_requests` limit), registers each process in order of first
-    /// appearance and counts its references; then opens one stream per
-    /// process, limited to that count, so that the processes together run
-    /// exactly the references the trace gives.
-    fn start(&mut self, batches: &mut Batches, c: &mut Core, source: &Source) -> Result<(), Error> {
-        self.started = true;
-        let mut counts: Vec<(u32, u64)> = Vec::new();
-        while let Some(buf) = batches.next_batch()? {
-            for r in buf {
-                let i = c.process(r.pid) as usize;
-                if i >= counts.len() {
-                    if i as u32 >= self.threads {
-                        return Err(ConfigError::at(
-                            "vm.cpu",
-                            format!(
-                                "the trace has more processes (pid {} is number {}) than \
-                                 hardware threads (cores x threads_per_core = {}); sharing a \
-                                 thread between processes is not modelled",
-                                r.pid,
-                                i + 1,
-                                self.threads
-                            ),
-                        )
-                        .into());
-                    }
-                    counts.push((r.pid, 0));
+    /// The first pass (the driver's feed, with its `[run] max_requests`
+    /// limit): registers each process in order of first appearance and
+    /// counts its references.
+    fn count(&mut self, rs: &[Request], c: &mut Core) -> Result<(), Error> {
+        for r in rs {
+            let i = c.process(r.pid) as usize;
+            if i >= self.counts.len() {
+                if i as u32 >= self.threads {
+                    return Err(ConfigError::at(
+                        "vm.cpu",
+                        format!(
+                            "the trace has more processes (pid {} is number {}) than \
+                             hardware threads (cores x threads_per_core = {}); sharing a \
+                             thread between processes is not modelled",
+                            r.pid,
+                            i + 1,
+                            self.threads
+                        ),
+                    )
+                    .into());
                 }
-                counts[i].1 += 1;
+                self.counts.push((r.pid, 0));
             }
+            self.counts[i].1 += 1;
         }
-        for (pid, n) in counts {
+        Ok(())
+    }
+
+    /// After the first pass: one stream per process, limited to its
+    /// count, so that the processes together run exactly the references
+    /// the trace gives.
+    fn open(&mut self, source: &Source) -> Result<(), Error> {
+        for (pid, n) in std::mem::take(&mut self.counts) {
             let src = OnePid {
                 src: crate::source::open(source)?,
                 pid,
@@ -272,41 +277,9 @@ impl Sched {
         Ok(!self.queues[i].is_empty())
     }
 
-    /// Runs about `max` more references; true when every process is done.
-    pub(super) fn step(
-        &mut self,
-        batches: &mut Batches,
-        c: &mut Core,
-        source: &Source,
-        max: u64,
-    ) -> Result<bool, Error> {
-        if !self.started {
-            self.start(batches, c, source)?;
-        }
-        if self.kswapd.is_some() {
-            return self.step_pressure(c, max);
-        }
-        let mut n = 0u64;
-        while n < max {
-            let Some(i) = (0..self.queues.len())
-                .filter(|&i| self.live(i))
-                .min_by(|&a, &b| self.clock[a].total_cmp(&self.clock[b]))
-            else {
-                return Ok(true);
-            };
-            if !self.ensure(i)? {
-                // Its stream has just ended: the next earliest runs.
-                continue;
-            }
-            n += 1;
-            self.run_ref(i, c);
-        }
-        Ok((0..self.queues.len()).all(|i| !self.live(i)))
-    }
-
     /// Process `i`'s next reference; returns the time its CPU part ends
     /// (before any block on the device).
-    fn run_ref(&mut self, i: usize, c: &mut Core) -> f64 {
+    fn run_ref(&mut self, i: usize, c: &mut Core, rec: &mut Recorder) -> f64 {
         {
             let r = self.queues[i].pop_front().expect("not empty");
             let t0 = self.clock[i];
@@ -337,7 +310,7 @@ impl Sched {
                     .reserve(t.round() as u64, k.write_ns.round() as u64);
             }
             self.clock[i] = t;
-            c.tick();
+            c.tick(rec);
             if self.swap.booked >= 4096 {
                 self.swap.booked = 0;
                 // Every later request arrives at or after the earliest
@@ -357,16 +330,25 @@ impl Sched {
         }
     }
 
-    /// [`Sched::step`] under memory pressure: the next action is the
-    /// earliest of the processes' next references, their exits (a process
-    /// whose references are all done frees its memory at its clock) and
-    /// kswapd's next pass while it is awake.
-    fn step_pressure(&mut self, c: &mut Core, max: u64) -> Result<bool, Error> {
+    /// Runs about `max` more references in time order; true when every
+    /// process is done. The next action is the earliest of the processes'
+    /// next references and their exits (a process whose references are all
+    /// done leaves; under pressure it frees its memory at its clock), and,
+    /// under pressure, kswapd's next pass while it is awake.
+    fn step(&mut self, c: &mut Core, max: u64, rec: &mut Recorder) -> Result<bool, Error> {
+        let pressure = self.kswapd.is_some();
         let mut n = 0u64;
         while n < max {
             let mut next: Option<(f64, Act)> = None;
             for i in 0..self.queues.len() {
-                let act = if self.ensure(i)? {
+                // Without pressure a process's stream is read when it runs
+                // (whether a sibling is live depends on it: see `live`).
+                let act = if !pressure {
+                    if !self.live(i) {
+                        continue;
+                    }
+                    Act::Ref(i)
+                } else if self.ensure(i)? {
                     Act::Ref(i)
                 } else if !self.exited[i] {
                     Act::Exit(i)
@@ -380,21 +362,28 @@ impl Sched {
             let Some((t, mut act)) = next else {
                 return Ok(true);
             };
-            let k = self.kswapd.as_ref().expect("pressure");
-            if k.awake && k.clock < t {
-                act = Act::Kswapd;
-            }
-            let now = if act == Act::Kswapd { k.clock } else { t };
-            if c.paging_mut().pool.as_ref().is_some_and(|p| p.has_series()) {
-                let dirty = c.paging_mut().storage_tick(now);
-                self.background_writes(c, now, dirty);
-                self.wake(c, now);
+            if let Some(k) = self.kswapd.as_ref() {
+                if k.awake && k.clock < t {
+                    act = Act::Kswapd;
+                }
+                let now = if act == Act::Kswapd { k.clock } else { t };
+                if c.paging_mut().pool.as_ref().is_some_and(|p| p.has_series()) {
+                    let dirty = c.paging_mut().storage_tick(now);
+                    self.background_writes(c, now, dirty);
+                    self.wake(c, now);
+                }
             }
             match act {
                 Act::Ref(i) => {
+                    if !pressure && !self.ensure(i)? {
+                        // Its stream has just ended: the next earliest runs.
+                        continue;
+                    }
                     n += 1;
-                    let t_alloc = self.run_ref(i, c);
-                    self.wake(c, t_alloc);
+                    let t_alloc = self.run_ref(i, c, rec);
+                    if pressure {
+                        self.wake(c, t_alloc);
+                    }
                 }
                 Act::Exit(i) => {
                     self.exited[i] = true;
@@ -404,7 +393,11 @@ impl Sched {
                 Act::Kswapd => self.kswapd_pass(c),
             }
         }
-        Ok(self.exited.iter().all(|&e| e))
+        Ok(if pressure {
+            self.exited.iter().all(|&e| e)
+        } else {
+            (0..self.queues.len()).all(|i| !self.live(i))
+        })
     }
 
     /// Wakes kswapd at `t` if an allocation asked for it.
@@ -475,6 +468,63 @@ impl Sched {
                 p.preempted_ns = Some(self.preempted[i]);
             }
         }
+    }
+}
+
+/// The processes' model (`[vm.cpu]`): the feed's pass registers the
+/// processes and counts their references; then each runs its own stream
+/// on its hardware thread, in time order ([`Sched`]).
+pub struct Procs {
+    c: Core,
+    sched: Sched,
+    source: Source,
+}
+
+impl Procs {
+    pub(super) fn new(c: Core, sched: Sched, source: Source) -> Self {
+        Procs { c, sched, source }
+    }
+
+    /// The `vm` object.
+    pub fn vm_result(&self) -> crate::vm::result::VmResult {
+        self.c.vm_result()
+    }
+}
+
+impl Model for Procs {
+    type Rec = Request;
+    const CLOCK: Clock = Clock::Model;
+
+    fn run(&mut self, rs: &[Request], _rec: &mut Recorder) -> Result<(), Error> {
+        self.sched.count(rs, &mut self.c)
+    }
+
+    fn source_ended(&mut self) -> Result<(), Error> {
+        self.sched.open(&self.source)
+    }
+
+    fn drain(&mut self, budget: u64, rec: &mut Recorder) -> Result<bool, Error> {
+        let done = self.sched.step(&mut self.c, budget, rec)?;
+        if done {
+            self.sched.finish(&mut self.c);
+        }
+        Ok(done)
+    }
+
+    fn issued(&self) -> u64 {
+        self.c.requests
+    }
+
+    fn point(&mut self, rec: &mut Recorder) {
+        self.c.point(rec);
+    }
+
+    fn count_from_here(&mut self, _rec: &mut Recorder) {
+        unreachable!("a [vm] run has no warm-up (config/checks.rs)")
+    }
+
+    fn result(&self, common: Common) -> RunResult {
+        self.c.result(common)
     }
 }
 

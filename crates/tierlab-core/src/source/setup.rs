@@ -12,6 +12,7 @@
 //! so each caller's loop is compiled into its own code, as if written there).
 
 use crate::error::Error;
+use crate::hash::{KeyMap, KeySet};
 use crate::request::Request;
 use crate::source::open;
 #[cfg(test)]
@@ -150,6 +151,64 @@ impl Batches {
     }
 }
 
+/// Why a pass cannot have memory it asked for (see [`TraceError::Memory`]).
+pub const NOT_ALLOCATED: &str = "which could not be allocated";
+
+/// The hint of a pre-pass that cannot have the memory it needs.
+pub const MEMORY_HINT: &str =
+    "set [run] max_requests (a run's pre-passes read no further than it), or a smaller workload";
+
+/// A set or map of keys that can make room for one more without an abort.
+pub trait Room {
+    /// Bytes per entry (the entry and its control byte).
+    const ENTRY: u64;
+    fn len_and_capacity(&self) -> (usize, usize);
+    fn try_more(&mut self, more: usize) -> bool;
+
+    /// Room for one more entry, grown as an insert would grow it
+    /// (doubling), but a failed allocation is [`TraceError::Memory`]
+    /// naming `what(entries held)` and the bytes asked, not an abort. Two lengths
+    /// compared per insert: nothing measurable in a pass.
+    #[inline]
+    fn room_for_one(&mut self, what: impl FnOnce(usize) -> String) -> Result<(), TraceError> {
+        let (len, cap) = self.len_and_capacity();
+        if len < cap {
+            return Ok(());
+        }
+        let more = len.max(1024);
+        if self.try_more(more) {
+            return Ok(());
+        }
+        let buckets = ((len + more) as u64 * 8 / 7).next_power_of_two();
+        Err(TraceError::Memory {
+            what: what(len),
+            bytes: buckets.saturating_mul(Self::ENTRY),
+            why: NOT_ALLOCATED.into(),
+            hint: MEMORY_HINT.into(),
+        })
+    }
+}
+
+impl Room for KeySet {
+    const ENTRY: u64 = 9;
+    fn len_and_capacity(&self) -> (usize, usize) {
+        (self.len(), self.capacity())
+    }
+    fn try_more(&mut self, more: usize) -> bool {
+        self.try_reserve(more).is_ok()
+    }
+}
+
+impl<V> Room for KeyMap<V> {
+    const ENTRY: u64 = 9 + std::mem::size_of::<V>() as u64;
+    fn len_and_capacity(&self) -> (usize, usize) {
+        (self.len(), self.capacity())
+    }
+    fn try_more(&mut self, more: usize) -> bool {
+        self.try_reserve(more).is_ok()
+    }
+}
+
 /// What a whole pass read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pass {
@@ -164,7 +223,19 @@ pub fn pass<E: From<TraceError>>(
     progress: impl Progress,
     each: impl FnMut(&[Request]) -> Result<(), E>,
 ) -> Result<Pass, E> {
-    let mut b = Batches::open(source)?;
+    pass_upto(source, u64::MAX, progress, each)
+}
+
+/// [`pass`] over the source's first `limit` requests (`[run]
+/// max_requests`): a pre-pass of a run reads what the run will read, and
+/// no more, however long the source.
+pub fn pass_upto<E: From<TraceError>>(
+    source: &Source,
+    limit: u64,
+    progress: impl Progress,
+    each: impl FnMut(&[Request]) -> Result<(), E>,
+) -> Result<Pass, E> {
+    let mut b = Batches::open(source)?.limit(limit);
     let requests = b.drive(progress, each)?;
     Ok(Pass {
         requests,
@@ -182,10 +253,22 @@ pub fn footprint<'a>(
     sizes: impl IntoIterator<Item = &'a Size>,
     progress: impl Progress,
 ) -> Result<(u64, u64), TraceError> {
+    footprint_upto(source, unit_size, sizes, u64::MAX, progress)
+}
+
+/// [`footprint`] of the source's first `limit` requests: the footprint of
+/// what a run cut at `[run] max_requests` reads, read in as many.
+pub fn footprint_upto<'a>(
+    source: &Source,
+    unit_size: bool,
+    sizes: impl IntoIterator<Item = &'a Size>,
+    limit: u64,
+    progress: impl Progress,
+) -> Result<(u64, u64), TraceError> {
     if !sizes.into_iter().any(|s| matches!(s, Size::Percent(_))) {
         return Ok((0, 0));
     }
-    let s = crate::source::tools::trace_stats(source, progress)?;
+    let s = crate::source::tools::trace_stats_upto(source, limit, progress)?;
     let f = if unit_size {
         s.unique_keys
     } else {
@@ -255,16 +338,34 @@ impl RunSetup {
         progress: impl Progress,
     ) -> Result<Self, Error> {
         let source = w.source()?;
-        let (footprint, read) = footprint(&source, w.unit_size, shares, progress)?;
+        let max_requests = max_requests.unwrap_or(u64::MAX);
+        let (footprint, read) =
+            footprint_upto(&source, w.unit_size, shares, max_requests, progress)?;
         Ok(RunSetup {
             source,
             unit_size: w.unit_size,
             seed: w.seed.unwrap_or(42),
             footprint,
             next_access,
-            max_requests: max_requests.unwrap_or(u64::MAX),
+            max_requests,
             read,
         })
+    }
+
+    /// The requests of one pass of the run (the source's, cut at
+    /// `max_requests`), counted in a pre-pass that reads no further than
+    /// the run will: for a warm-up given as a share of a source that
+    /// cannot say its length. `progress` counts on from the footprint
+    /// pre-pass; false from it stops the count.
+    pub fn count_requests(&self, mut progress: impl Progress) -> Result<u64, TraceError> {
+        let before = self.read;
+        let p = pass_upto(
+            &self.source,
+            self.max_requests,
+            |n| progress(before + n),
+            |_| Ok::<(), TraceError>(()),
+        )?;
+        Ok(p.requests)
     }
 
     /// The run's requests in batches of `size`, cut at `max_requests`,
@@ -342,6 +443,79 @@ mod tests {
         );
         assert!(matches!(r, Err(TraceError::Interrupted)));
         assert_eq!(calls, 3);
+    }
+
+    #[test]
+    fn pre_passes_read_no_further_than_the_run() {
+        // A capacity as a share of a 2-billion-request source, with
+        // max_requests = 20,000: the footprint pass reads 20,000 requests
+        // (it read all 2 billion), and the footprint is theirs.
+        let long = zipf(2_000_000_000);
+        let share = [Size::Percent(50.0)];
+        let mut last = 0;
+        let (f, read) = footprint_upto(&long, false, &share, 20_000, |n| {
+            last = n;
+            true
+        })
+        .unwrap();
+        assert_eq!((read, last), (20_000, 20_000));
+        let whole = crate::source::tools::trace_stats(&zipf(20_000), |_| true).unwrap();
+        assert_eq!(f, whole.footprint_bytes);
+        // A run's setup cuts it the same way, and so does its count of
+        // requests (a warm-up share of a source of unknown length).
+        let cfg = crate::config::Config::from_toml_str(
+            "[workload]\ntype = \"zipf\"\nobjects = 100\nrequests = 2_000_000_000\n\
+             [[tier]]\ntech = \"DRAM-DDR3\"\ncapacity = \"50%\"\n",
+        )
+        .unwrap();
+        let w = cfg.workload().unwrap();
+        let run = RunSetup::new(w, &share, false, Some(20_000), |_| true).unwrap();
+        assert_eq!(run.read, 20_000);
+        let mut seen = 0;
+        let n = run
+            .count_requests(|n| {
+                seen = n;
+                true
+            })
+            .unwrap();
+        assert_eq!((n, seen), (20_000, 40_000));
+        // Without a limit a pass reads on, and stops when progress says so.
+        let mut calls = 0;
+        let r = footprint(&long, false, &share, |_| {
+            calls += 1;
+            calls < 5
+        });
+        assert!(matches!(r, Err(TraceError::Interrupted)), "{r:?}");
+    }
+
+    #[test]
+    fn a_set_that_cannot_grow_is_an_error_naming_the_bytes() {
+        // A set grows through room_for_one as an insert would grow it...
+        let mut set = KeySet::default();
+        for k in 0..10_000 {
+            set.room_for_one(|_| unreachable!()).unwrap();
+            set.insert(k);
+        }
+        assert!(set.capacity() >= 10_000);
+        // ...and one whose allocation fails says what asked and how much.
+        struct Full;
+        impl Room for Full {
+            const ENTRY: u64 = 16;
+            fn len_and_capacity(&self) -> (usize, usize) {
+                (7000, 7000)
+            }
+            fn try_more(&mut self, _: usize) -> bool {
+                false
+            }
+        }
+        let e = Full.room_for_one(|n| format!("the {n} keys")).unwrap_err();
+        // 14,000 entries at 8/7 per bucket: 16,384 buckets of 16 bytes.
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "the 7000 keys needs 262144 bytes (256 KiB) of memory, which could not be allocated\nhint: {MEMORY_HINT}"
+            )
+        );
     }
 
     #[test]

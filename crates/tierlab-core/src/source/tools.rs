@@ -2,7 +2,7 @@
 //! counts, distinct keys, footprint) and its conversion to oracleGeneral or
 //! CSV (`tierlab trace stats|convert`).
 
-use super::setup::{pass, Progress};
+use super::setup::{pass, pass_upto, Progress, Room};
 use super::Source;
 use crate::hash::KeySet;
 use crate::request::{Op, Request};
@@ -34,8 +34,17 @@ impl TraceStats {
         }
     }
 
+    /// Counts `r`; the set of keys seen grows without an abort (a failed
+    /// allocation is [`TraceError::Memory`] naming `source`).
     #[inline]
-    fn add(&mut self, r: &Request, seen: &mut KeySet) {
+    fn add(&mut self, r: &Request, seen: &mut KeySet, source: &Source) -> Result<(), TraceError> {
+        let read = self.requests;
+        seen.room_for_one(|n| {
+            format!(
+                "the set of distinct keys of {} ({n} so far, after {read} requests)",
+                name(source)
+            )
+        })?;
         self.requests += 1;
         match r.op {
             Op::Read => self.reads += 1,
@@ -48,6 +57,7 @@ impl TraceStats {
         if seen.insert(r.key) {
             self.footprint_bytes += r.size as u64;
         }
+        Ok(())
     }
 
     fn finish(mut self, seen: &KeySet) -> Self {
@@ -59,15 +69,34 @@ impl TraceStats {
     }
 }
 
+/// How a message names a source: its file, or "the workload" (a
+/// generator, named by the config).
+pub(crate) fn name(source: &Source) -> String {
+    match source.path() {
+        Some(p) => p.display().to_string(),
+        None => "the workload".into(),
+    }
+}
+
 /// One pass over a source: counts, distinct keys, footprint.
 /// `progress` is told the requests read so far after each batch and returns
 /// false to stop (the caller was interrupted).
 pub fn trace_stats(source: &Source, progress: impl Progress) -> Result<TraceStats, TraceError> {
+    trace_stats_upto(source, u64::MAX, progress)
+}
+
+/// [`trace_stats`] of the source's first `limit` requests (the footprint
+/// pre-pass of a run cut at `[run] max_requests`).
+pub fn trace_stats_upto(
+    source: &Source,
+    limit: u64,
+    progress: impl Progress,
+) -> Result<TraceStats, TraceError> {
     let mut seen = KeySet::default();
     let mut s = TraceStats::new();
-    let p = pass(source, progress, |batch| {
+    let p = pass_upto(source, limit, progress, |batch| {
         for r in batch {
-            s.add(r, &mut seen);
+            s.add(r, &mut seen, source)?;
         }
         Ok::<(), TraceError>(())
     })?;
@@ -109,7 +138,7 @@ pub fn convert_to_oracle(
                     ..*r
                 })?;
                 i += 1;
-                s.add(r, &mut seen);
+                s.add(r, &mut seen, source)?;
             }
             Ok::<(), TraceError>(())
         },
@@ -145,7 +174,7 @@ pub fn write_csv(
                 Op::Delete => "delete",
             };
             writeln!(w, "{},{},{},{op}", r.time, r.key, r.size).map_err(io)?;
-            s.add(r, &mut seen);
+            s.add(r, &mut seen, source)?;
         }
         Ok::<(), TraceError>(())
     })?;

@@ -286,12 +286,16 @@ pub fn byte_source(source: Source) -> Result<Source, ConfigError> {
         Source::Workload(generators::Spec::Multiprogram(m)) => Ok(Source::Workload(
             generators::Spec::Multiprogram(m.by_address()),
         )),
+        // The moving hot set by byte address: one page per reference.
+        Source::Workload(generators::Spec::Hotset(h)) => {
+            Ok(Source::Workload(generators::Spec::Hotset(h.by_address())))
+        }
         other => Err(ConfigError::at(
             "workload",
             format!(
                 "{} has no memory addresses; [vm] reads a memory trace: a Valgrind lackey \
                  trace, a tierlab memtrace (tierlab trace convert --to memtrace), a CSV \
-                 whose key is a byte address, or the multiprogram generator",
+                 whose key is a byte address, or the multiprogram or hotset generator",
                 describe(&other)
             ),
         )),

@@ -3,7 +3,7 @@
 //! this layer queues it on a CPU station, a network link and the devices,
 //! under a serial, closed or open load.
 //!
-//! A config that sets none of its keys runs the serial loop of sim.rs,
+//! A config that sets none of its keys runs the serial model (run/tiers.rs),
 //! untouched and as fast as before; any of them runs the event engine
 //! (engine.rs), whose one-client closed run adds up to the same figures.
 

@@ -84,6 +84,19 @@ pub struct VmConfig {
     /// A TLB of its own for huge pages' translations; without it they
     /// share `tlb`.
     pub tlb_huge: Option<TlbConfig>,
+    /// `[[vm.node]]`: main memory as nodes, fastest first (multilevel main
+    /// memory, vm/tiered_config.rs). Empty: the one `[[tier]]` is memory.
+    /// Left out of a written config when empty, as are the next two, so
+    /// configs without them hash and print as before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub node: Vec<super::tiered_config::NodeConfig>,
+    /// `[vm.placement]`: the node of a page entering memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<super::tiered_config::PlacementConfig>,
+    /// `[vm.migration]`: the policy that moves pages between nodes, and
+    /// the costs of its events (vm/migrate/).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub migration: Option<super::migrate::MigrationConfig>,
 }
 
 /// Most base pages one huge page may hold (a 1 GiB page of 512 B pages).
@@ -265,6 +278,7 @@ impl VmConfig {
                 ))
             }
         }
+        super::tiered_config::validate(self)?;
         check_tlb("vm.tlb", &self.tlb)?;
         if let Some(t) = &self.tlb2 {
             check_tlb("vm.tlb2", t)?;

@@ -8,15 +8,20 @@
 //! kswapd, direct reclaim, `[vm.pressure]`), `memorage` (memory that borrows
 //! the storage device's free capacity, `[vm.memorage]`), `readahead` (how
 //! many pages a major fault reads, `vm.read_ahead_mode`), `table` (the
-//! pager's page table: each page's state bits and slot).
+//! pager's page table: each page's state bits and slot). Multilevel main
+//! memory (docs/tiered-memory.md): `tiered_config` (`[[vm.node]]`,
+//! `[vm.placement]`, `[vm.migration]`), `nodes` (the nodes' frames),
+//! `placement`, `migrate` (the migration policies, one file each).
 
 pub mod config;
 pub mod memorage;
+pub mod migrate;
 pub mod paging;
 pub mod pressure;
 pub mod readahead;
 pub mod result;
 mod table;
+pub mod tiered_config;
 pub mod tlb;
 pub mod walk;
 

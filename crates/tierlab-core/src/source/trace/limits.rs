@@ -69,6 +69,40 @@ impl Limits {
     }
 }
 
+/// The environment variable that sets the memory a pre-pass may plan to
+/// hold (Belady's next-access times: 16 bytes a request).
+pub const PREPASS_VAR: &str = "TIERLAB_MAX_PREPASS";
+
+/// The memory a pre-pass may plan to hold, and where that bound comes
+/// from: `TIERLAB_MAX_PREPASS`, else the memory the system has available
+/// now (Linux's `MemAvailable`), else none (only a failed allocation
+/// stops it). Checked before the pass starts when the source knows its
+/// length, and as it grows otherwise: an allocation the kernel grants but
+/// cannot back would end in the OOM killer, long after the pass began.
+pub fn prepass_budget() -> Result<Option<(u64, String)>, String> {
+    if std::env::var_os(PREPASS_VAR).is_some() {
+        let n = var(PREPASS_VAR, 0)?;
+        return Ok(Some((
+            n,
+            format!("{PREPASS_VAR}={}", crate::units::human_bytes(n)),
+        )));
+    }
+    Ok(mem_available().map(|n| {
+        (
+            n,
+            format!("{} the system has available", crate::units::human_bytes(n)),
+        )
+    }))
+}
+
+/// Linux's estimate of the memory available to a new program, in bytes.
+fn mem_available() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
 fn var(name: &str, default: u64) -> Result<u64, String> {
     let Some(v) = std::env::var_os(name) else {
         return Ok(default);

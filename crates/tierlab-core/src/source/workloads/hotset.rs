@@ -18,12 +18,18 @@
 //! hot set's size, the period and the shift are parameters of ours, with
 //! no source; the defaults are round numbers.
 //!
+//! By byte address (what a `[vm]` run reads, [`HotsetSpec::by_address`]):
+//! the same references, each one whole page of `page_size` bytes at byte
+//! address page x `page_size` in one address space, pid 1; the `[vm]`
+//! run then pages them at its own `vm.page_size`.
+//!
 //! Left out: reads and writes of more than one page, any skew inside the
 //! hot or the cold set, hot sets that move other than forward.
 
 use super::{check_at_least, check_share, scaled, unknown_preset, Common, ParamError, Run, Script};
-use crate::request::Op;
+use crate::request::{Op, Request};
 use crate::rng::Rng;
+use crate::source::trace::{TraceError, TraceSource};
 use crate::units::human_count;
 use serde::{Deserialize, Serialize};
 
@@ -53,12 +59,18 @@ pub struct HotsetSpec {
     pub write_ratio: f64,
     pub seed: u64,
     pub page_size: u32,
+    /// Read by byte address (a `[vm]` run): each reference's key is its
+    /// page's byte address, pid [`PID`]. Otherwise keys name (space, page).
+    pub by_address: bool,
 }
 
 pub const PRESETS: &[&str] = &["default"];
 
 /// The address space's id in the keys (`super::page_key`).
 const SPACE: u64 = 1;
+
+/// The process of every reference by byte address: the one address space.
+pub const PID: u32 = 1;
 
 impl HotsetSpec {
     pub fn resolve(preset: &str, p: &HotsetParams, c: Common) -> Result<HotsetSpec, ParamError> {
@@ -113,7 +125,16 @@ impl HotsetSpec {
             write_ratio: check_share("write_ratio", p.write_ratio.unwrap_or(0.0))?,
             seed: c.seed,
             page_size: c.page_size,
+            by_address: false,
         })
+    }
+
+    /// The same references by byte address (what a `[vm]` run reads).
+    pub fn by_address(self) -> Self {
+        HotsetSpec {
+            by_address: true,
+            ..self
+        }
     }
 
     /// The first page of the hot window during reference `i` (from 0).
@@ -185,7 +206,62 @@ impl Script for Hotset {
     }
 }
 
-super::benchmark!(HotsetSpec, HotsetParams, Hotset);
+/// The generator by byte address: `key` = page x `page_size`, `size` =
+/// the page, `pid` = [`PID`]; the time of a reference is its index, as in
+/// [`super::Paged`].
+struct ByAddress {
+    gen: Hotset,
+    emitted: u64,
+}
+
+impl TraceSource for ByAddress {
+    fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        out.clear();
+        let size = self.gen.spec.page_size;
+        while out.len() < max {
+            let Some(run) = self.gen.next_run() else {
+                break;
+            };
+            out.push(Request {
+                time: self.emitted,
+                key: run.first * size as u64,
+                size,
+                op: run.op,
+                pid: PID,
+                next_access: -1,
+            });
+            self.emitted += 1;
+        }
+        Ok(out.len())
+    }
+    fn len_hint(&self) -> Option<u64> {
+        Some(self.gen.spec.requests)
+    }
+    fn describe(&self) -> String {
+        format!(
+            "{}, pages of {} by byte address",
+            self.gen.describe(),
+            crate::units::human_bytes(self.gen.spec.page_size as u64)
+        )
+    }
+}
+
+impl super::Benchmark for HotsetSpec {
+    type Table = HotsetParams;
+    fn make(preset: &str, table: &HotsetParams, c: Common) -> Result<Self, ParamError> {
+        HotsetSpec::resolve(preset, table, c)
+    }
+    fn open(&self) -> Box<dyn TraceSource> {
+        if self.by_address {
+            Box::new(ByAddress {
+                gen: Hotset::new(self),
+                emitted: 0,
+            })
+        } else {
+            Box::new(super::Paged::new(Hotset::new(self), self.page_size))
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -258,6 +334,42 @@ mod tests {
         // After 10 moves of 10 pages the window is back at 0.
         assert_eq!(s.hot_start(100), 0);
         assert!(s.in_window(90, 5) && s.in_window(90, 95) && !s.in_window(90, 30));
+    }
+
+    /// Every request of a boxed source.
+    fn all_of(mut src: Box<dyn TraceSource>) -> Vec<Request> {
+        let mut out = Vec::new();
+        let mut buf = Vec::new();
+        while src.next_batch(&mut buf, 1000).unwrap() > 0 {
+            out.extend_from_slice(&buf);
+        }
+        out
+    }
+
+    #[test]
+    fn by_address_is_the_same_pages_at_their_byte_addresses() {
+        use super::super::Benchmark;
+        let s = spec(small(), 7);
+        let paged = all_of(s.open());
+        let s8k = HotsetSpec {
+            page_size: 8192,
+            ..s.clone()
+        };
+        for (spec, size) in [(s.clone(), 4096u64), (s8k, 8192)] {
+            let addr = all_of(spec.by_address().open());
+            assert_eq!(addr.len(), paged.len());
+            for (a, p) in addr.iter().zip(&paged) {
+                // The same page and operation: the key is its byte address.
+                assert_eq!(a.key, (p.key & 0xffff_ffff) * size);
+                assert_eq!((a.size as u64, a.pid, a.op), (size, PID, p.op));
+                assert_eq!(a.time, p.time);
+            }
+        }
+        // Every address is page-aligned and inside the address space.
+        let addr = all_of(s.clone().by_address().open());
+        assert!(addr
+            .iter()
+            .all(|r| r.key % 4096 == 0 && r.key < 10_000 * 4096));
     }
 
     #[test]

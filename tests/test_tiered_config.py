@@ -1,0 +1,143 @@
+"""Multilevel main memory's keys ([[vm.node]], [vm.placement],
+[vm.migration]): every bad input exits 2 with its key path, and a good
+config is refused cleanly until the model runs (docs/tiered-memory.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import tierlab
+from conftest import Ran
+
+HEAD = """\
+[workload]
+type = "hotset"
+scale = 0.01
+[backing]
+tech = "PCM-SLC"
+[vm]
+page_size = "4KiB"
+"""
+
+TWO_NODES = """\
+[[vm.node]]
+name = "dram"
+tech = "DRAM-DDR4"
+capacity = "25%"
+[[vm.node]]
+name = "cxl"
+tech = "DRAM-DDR4"
+capacity = "100%"
+"""
+
+# (name, the config after HEAD, the key path, a word of the message)
+BAD = [
+    ("no-node", '[vm.migration]\ntype = "linux"\n', "vm.node", "at least one [[vm.node]]"),
+    (
+        "node-below-a-page",
+        TWO_NODES.replace('capacity = "100%"', "capacity = 1000"),
+        "vm.node[1].capacity",
+        "holds no page",
+    ),
+    (
+        "unknown-policy",
+        TWO_NODES + '[vm.migration]\ntype = "autonuma"\n',
+        "vm.migration.type",
+        "none, linux, tpp, hemem, memtis, oracle-static, oracle-epoch",
+    ),
+    (
+        "weights-length",
+        TWO_NODES + '[vm.placement]\ntype = "interleave"\nweights = [3, 1, 1]\n',
+        "vm.placement.weights",
+        "2 nodes, 3 weights",
+    ),
+    (
+        "parameter-range",
+        TWO_NODES + '[vm.migration]\ntype = "linux"\nhot_threshold_ms = 0\n',
+        "vm.migration.hot_threshold_ms",
+        "at least 1",
+    ),
+    (
+        "memtis-bin-range",
+        TWO_NODES + '[vm.migration]\ntype = "memtis"\nmin_hot_bin = 16\n',
+        "vm.migration.min_hot_bin",
+        "out of range",
+    ),
+    (
+        "other-policys-key",
+        TWO_NODES + '[vm.migration]\ntype = "linux"\nhot_read = 4\n',
+        "vm.migration.hot_read",
+        'read by type = "hemem"',
+    ),
+    (
+        "negative-cost",
+        TWO_NODES + '[vm.migration]\ntype = "hemem"\n[vm.migration.cost]\nsample_ns = -1\n',
+        "vm.migration.cost.sample_ns",
+        "zero or more",
+    ),
+    (
+        "with-memorage",
+        TWO_NODES + '[vm.memorage]\npsd = "64GiB"\noccupancy = 0.5\ntransfer_ns_per_gib = 1000\n',
+        "vm.memorage",
+        "not modelled together with [[vm.node]]",
+    ),
+    (
+        "unknown-tech",
+        TWO_NODES.replace('"DRAM-DDR4"\ncapacity = "100%"', '"CXL-9000"\ncapacity = "100%"'),
+        "vm.node[1].tech",
+        "CXL-9000",
+    ),
+    (
+        "tier-beside-nodes",
+        TWO_NODES + '[[tier]]\ntech = "DRAM-DDR4"\ncapacity = "25%"\n',
+        "tier",
+        "leave [[tier]] out",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "rest", "path", "word"), BAD, ids=[b[0] for b in BAD])
+def test_bad_input_exits_2_with_the_key_path(
+    tierlab_cmd: Callable[..., Ran], tmp_path: Path, name: str, rest: str, path: str, word: str
+) -> None:
+    cfg = tmp_path / f"{name}.toml"
+    cfg.write_text(HEAD + rest)
+    r = tierlab_cmd("run", cfg)
+    assert r.code == 2 and r.out == "", r.err
+    assert "Traceback" not in r.err and "panicked" not in r.err
+    assert r.err_lines[0].startswith(f"error: {path}: "), r.err
+    assert word in r.err, r.err
+
+
+def test_a_good_config_is_refused_as_not_yet_run(
+    tierlab_cmd: Callable[..., Ran], tmp_path: Path
+) -> None:
+    # Checked in full, then refused: never run as a single tier in silence.
+    cfg = tmp_path / "tiered.toml"
+    cfg.write_text(
+        HEAD
+        + TWO_NODES
+        + '[vm.placement]\ntype = "interleave"\nweights = [3, 1]\n'
+        + '[vm.migration]\ntype = "linux"\n[vm.migration.cost]\nhint_fault_ns = 500\n'
+    )
+    r = tierlab_cmd("run", cfg)
+    assert r.code == 2 and r.out == "", r.err
+    assert r.err_lines[0].startswith("error: vm.node: "), r.err
+    assert "not yet run" in r.err
+    # The API raises the same message.
+    with pytest.raises(tierlab.ConfigError, match="not yet run"):
+        tierlab.simulate(
+            {
+                "workload": {"type": "hotset", "scale": 0.01},
+                "backing": {"tech": "PCM-SLC"},
+                "vm": {
+                    "node": [
+                        {"tech": "DRAM-DDR4", "capacity": "25%"},
+                        {"name": "slow", "tech": "PCM-SLC", "capacity": "100%"},
+                    ],
+                    "migration": {"type": "oracle-epoch", "epoch": 1000},
+                },
+            }
+        )
