@@ -146,3 +146,155 @@ def test_gc_occupies_the_flash_device_and_shows_in_the_tail(
     assert runs["ftl"]["latency_ns"]["p99"] > runs["plain"]["latency_ns"]["p99"]
     busy = [s["tiers"][1]["device_busy_ns"] for s in (runs["ftl"], runs["plain"])]
     assert busy[0] > busy[1], busy
+
+
+BACKING = """\
+[workload]
+type = "zipf"
+alpha = 0.8
+objects = 4000
+requests = 40_000
+object_size = "4KiB"
+seed = 3
+write_ratio = 0.5
+
+[hierarchy]
+fill = "exclusive"
+
+[[tier]]
+name = "dram"
+tech = "DRAM-DDR3"
+capacity = "2MiB"
+policy = "lru"
+
+[backing]
+tech = "{tech}"
+{capacity}
+{ftl}
+{load}
+"""
+
+
+def backing_config(tmp_path: Path, name: str = "b.toml", **kw: str) -> Path:
+    v = {
+        "tech": "NAND-SLC",
+        "capacity": 'capacity = "20MiB"',
+        "ftl": "ftl = { op = 0.1 }",
+        "load": "",
+    }
+    v.update(kw)
+    p = tmp_path / name
+    p.write_text(BACKING.format(**v))
+    return p
+
+
+def test_an_ftl_on_the_backing_store_reports_as_a_tiers_does(
+    tmp_path: Path, tierlab_cmd: Callable[..., Ran]
+) -> None:
+    r = tierlab_cmd("run", backing_config(tmp_path), "--json", "--no-progress")
+    assert r.code == 0, r.err
+    s = json.loads(r.out)
+    f = s["backing"]["ftl"]
+    # Only write-backs reach the store: its host pages are its pages written.
+    assert f["host_pages_written"] == s["backing"]["pages_written"] > 0
+    # The logical space starts full (the store holds the data set), so GC
+    # copies from the first erase on: random writes amplify.
+    assert f["write_amplification"] > 1.0 and f["gc_pages_written"] > 0
+    assert f["erases"] > 0 and f["erases_per_block_max"] >= f["erases_per_block_mean"]
+    assert f["perfect_levelling_years"] > 0 and f["first_worn_years"] > 0
+    # 20 MiB at op 0.1: the physical space is capacity / (1 - op).
+    assert f["physical_bytes"] >= 20 * 2**20 / 0.9
+    assert s["backing"]["energy"]["erase_j"] > 0
+    # Without the key, the result has no `ftl` (outputs stay as they were).
+    r = tierlab_cmd("run", backing_config(tmp_path, ftl=""), "--json", "--no-progress")
+    assert r.code == 0, r.err
+    assert "ftl" not in json.loads(r.out)["backing"]
+    # The text table shows the FTL rows in the backing column.
+    t = tierlab_cmd("run", backing_config(tmp_path), "--no-progress", columns=160)
+    assert t.code == 0, t.err
+    row = next(ln for ln in t.out.splitlines() if "FTL write amplification" in ln)
+    assert f"{f['write_amplification']:.3f}" in row
+
+
+def test_gc_occupies_the_backing_device_under_a_time_model(
+    tmp_path: Path, tierlab_cmd: Callable[..., Ran]
+) -> None:
+    load = '[load]\ntype = "closed"\nclients = 4'
+    runs = []
+    for name, ftl in (("ftl.toml", "ftl = { op = 0.1 }"), ("plain.toml", "")):
+        r = tierlab_cmd(
+            "run", backing_config(tmp_path, name, ftl=ftl, load=load), "--json", "--no-progress"
+        )
+        assert r.code == 0, r.err
+        runs.append(json.loads(r.out))
+    busy = [s["backing"]["device_busy_ns"] for s in runs]
+    assert busy[0] > busy[1], busy
+    assert runs[0]["latency_ns"]["p99"] > runs[1]["latency_ns"]["p99"]
+
+
+@pytest.mark.parametrize(
+    ("kw", "needles"),
+    [
+        ({"tech": "SSD-NVME-TLC"}, ["backing.ftl", "own FTL"]),
+        ({"tech": "HDD"}, ["backing.ftl", "erase blocks"]),
+        ({"capacity": ""}, ["backing.capacity", "logical space"]),
+        ({"ftl": "ftl = { op = 0.1, trim = true }"}, ["backing.ftl.trim"]),
+        ({"ftl": "ftl = { op = 1.0 }"}, ["backing.ftl.op", "less than 1"]),
+    ],
+)
+def test_bad_backing_ftl_keys_exit_2_with_the_key_path(
+    tmp_path: Path, tierlab_cmd: Callable[..., Ran], kw: dict[str, str], needles: list[str]
+) -> None:
+    r = tierlab_cmd("run", backing_config(tmp_path, **kw), "--no-progress")
+    assert_bad(r, *needles)
+
+
+def test_a_backing_ftl_is_refused_with_vm(tierlab_cmd: Callable[..., Ran]) -> None:
+    r = tierlab_cmd(
+        "run", ROOT / "examples" / "vm-paging.toml",
+        "--set", 'backing.tech="NAND-SLC"', "--set", 'backing.capacity="1GiB"',
+        "--set", "backing.ftl.op=0.1", "--no-progress",
+    )  # fmt: skip
+    assert_bad(r, "backing.ftl", "[vm]")
+
+
+def test_the_over_provisioning_report_plots_lifetime_against_cost(
+    tmp_path: Path, tierlab_cmd: Callable[..., Ran]
+) -> None:
+    from tierlab.report import build_sections
+    from tierlab.report_lifetime import lifetime_cost_section
+
+    store = tmp_path / "op.sqlite"
+    r = tierlab_cmd(
+        "sweep", ROOT / "examples" / "sweep-op.toml", "--store", store,
+        "--set", "workload.requests=60000", "--no-progress",
+    )  # fmt: skip
+    assert r.code == 0, r.err
+    r = tierlab_cmd("report", store, "-o", tmp_path / "rep")
+    assert r.code == 0, r.err
+    assert (tmp_path / "rep" / "over-provisioning-lifetime-cost-tier-1.png").stat().st_size > 0
+    assert "Lifetime against cost" in (tmp_path / "rep" / "over-provisioning.html").read_text()
+    _, df, sections = build_sections(store)
+    sec = next(s for s in sections if s.title == "Lifetime against cost")
+    (plot,) = sec.figures
+    ax = plot.figure.axes[0]
+    assert "2006 prices" in ax.get_xlabel()
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    levelled = lines["perfect levelling"]
+    costs, years = list(levelled.get_xdata()), list(levelled.get_ydata())
+    # One point per run; more spare flash costs more and lasts longer.
+    assert len(costs) == 5
+    assert costs == sorted(costs) and years == sorted(years), (costs, years)
+    want = df.sort_values("tiers.1.cost_usd")["tiers.1.ftl.perfect_levelling_years"]
+    assert years == pytest.approx(list(want))
+    assert [t.get_text() for t in ax.texts][0] == "op 0.05"
+    # Runs without an FTL have no such section.
+    assert (
+        lifetime_cost_section(
+            df.drop(
+                columns=["tiers.1.ftl.perfect_levelling_years", "tiers.1.ftl.first_worn_years"]
+            ),
+            [],
+        )
+        is None
+    )

@@ -2,7 +2,8 @@
 
 Headless Chromium (Debian's ``chromium`` and ``chromium-driver``, installed
 by ``make deps``) opens the quick start's sweep report, ``reproduce s1`` at
-a small scale and a policy sweep, at a wide and a narrow window, and
+a small scale, a policy sweep and the over-provisioning sweep (its
+lifetime-against-cost figure), at a wide and a narrow window, and
 checks that each page fits its window (no horizontal scroll bar: the
 table of all results overflowed at 1,400 px), that every figure loaded,
 and that no element but a table's own scroll box sticks out. Screenshots
@@ -98,10 +99,21 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     r = run_cli("report", tmp / "policies.sqlite", "-o", tmp / "policies-report")
     assert r.returncode == 0, r.stderr
     out["policy sweep"] = tmp / "policies-report" / "policies.html"
+    # The planner's over-provisioning sweep: its lifetime-against-cost figure.
+    r = run_cli(
+        "sweep", EXAMPLES / "sweep-op.toml", "--store", tmp / "op.sqlite",
+        "--set", "workload.requests=60000", "--no-progress",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    r = run_cli("report", tmp / "op.sqlite", "-o", tmp / "op-report")
+    assert r.returncode == 0, r.stderr
+    out["over-provisioning sweep"] = tmp / "op-report" / "over-provisioning.html"
     return out
 
 
-@pytest.mark.parametrize("which", ["quick start sweep", "reproduce s1", "policy sweep"])
+@pytest.mark.parametrize(
+    "which", ["quick start sweep", "reproduce s1", "policy sweep", "over-provisioning sweep"]
+)
 @pytest.mark.parametrize("width", [1400, 1000])
 def test_report_fits_the_window(
     browser: Browser, reports: dict[str, Path], which: str, width: int

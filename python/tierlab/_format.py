@@ -194,7 +194,7 @@ def print_device(c: Console, s: dict[str, Any]) -> None:
     row("erases", lambda r: "-" if r.get("erases") is None else f"{r['erases']:,}")
     row("wear spread (max/mean)", _spread)
     row("lifetime", lambda r: _years(r.get("lifetime_years")))
-    if any(r.get("ftl") for r in tiers):
+    if any(r.get("ftl") for r in [*tiers, b]):
         _ftl_rows(row)
     row("area", _area)
     row("cost", _cost)
@@ -233,20 +233,25 @@ def print_device(c: Console, s: dict[str, Any]) -> None:
 
 
 def _ftl_rows(row: Callable[..., None]) -> None:
-    """A flash tier's FTL figures (docs/device.md#flash-translation-layer):
-    blank for tiers without one."""
+    """A flash tier's or backing store's FTL figures
+    (docs/device.md#flash-translation-layer): blank for devices without one."""
 
     def of(fmt: Callable[[dict[str, Any]], str]) -> Callable[[dict[str, Any]], str]:
         return lambda r: fmt(r["ftl"]) if r.get("ftl") else ""
 
-    row("FTL write amplification", of(lambda f: f"{f['write_amplification']:.3f}"))
-    row("FTL GC pages copied", of(lambda f: f"{f['gc_pages_written']:,}"))
+    row("FTL write amplification", of(lambda f: f"{f['write_amplification']:.3f}"), True)
+    row("FTL GC pages copied", of(lambda f: f"{f['gc_pages_written']:,}"), True)
     row(
         "FTL erases/block mean/max",
         of(lambda f: f"{f['erases_per_block_mean']:.3g}/{f['erases_per_block_max']:,}"),
+        True,
     )
-    row("lifetime, first block worn", of(lambda f: _years(f.get("first_worn_years"))))
-    row("lifetime, levelled, with WA", of(lambda f: _years(f.get("perfect_levelling_years"))))
+    row("lifetime, first block worn", of(lambda f: _years(f.get("first_worn_years"))), True)
+    row(
+        "lifetime, levelled, with WA",
+        of(lambda f: _years(f.get("perfect_levelling_years"))),
+        True,
+    )
 
 
 #: Per-client rows printed; the rest are summed up in one line (`--json`

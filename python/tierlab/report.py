@@ -17,6 +17,8 @@ The plots are picked from the experiment's axes (docs/reports.md):
 - runs with device energy: mean power by device and state (reads,
   writes, erases, active, idle, power-down), one bar per run; and the wear
   histogram of each flashcache tier (docs/device.md);
+- flash tiers with an FTL and a cost: lifetime against cost, one point per
+  run (:mod:`tierlab.report_lifetime`);
 - any other sweep: each metric against the first axis.
 
 Every report also holds the table of all results. This module builds the
@@ -824,6 +826,11 @@ def build_sections(
     device = device_section(df, axes)
     if device is not None:
         sections.append(device)
+    from tierlab.report_lifetime import lifetime_cost_section
+
+    lifetime = lifetime_cost_section(df, axes)
+    if lifetime is not None:
+        sections.append(lifetime)
     return meta, df, sections
 
 

@@ -155,6 +155,9 @@ pub struct Hierarchy {
     pub fill: Fill,
     pub backing_cost: AccessCost,
     pub backing: BackingCounters,
+    /// The backing store's flash translation layer (`[backing] ftl` on
+    /// raw flash): told of every write to the store (writeback.rs).
+    pub backing_ftl: Option<Box<crate::device::ftl_space::BackingFtl>>,
     pub totals: Totals,
     /// Per-tier flush period in simulated ns (infinite when none).
     flush_every: Vec<f64>,
@@ -211,6 +214,7 @@ impl Hierarchy {
             fill,
             backing_cost,
             backing: BackingCounters::default(),
+            backing_ftl: None,
             totals: Totals::default(),
             flush_every,
             next_flush,
@@ -228,6 +232,9 @@ impl Hierarchy {
     pub fn reset_counters(&mut self) {
         self.totals = Totals::default();
         self.backing = BackingCounters::default();
+        if let Some(f) = self.backing_ftl.as_deref_mut() {
+            f.space.reset_counters();
+        }
         for t in &mut self.tiers {
             t.c = Default::default();
             if let Some(f) = t.ftl.as_deref_mut() {
@@ -245,6 +252,34 @@ impl Hierarchy {
         self.path = Path::PerTier;
         self.segments = None;
         self
+    }
+
+    /// The erases device `dev` (a tier, or the backing store at
+    /// `tiers.len()`) has made so far, where it counts them (flashcache
+    /// or an FTL): the time model queues them (time/engine.rs).
+    #[inline]
+    pub fn dev_flash_erases(&self, dev: usize) -> Option<u64> {
+        match self.tiers.get(dev) {
+            Some(t) => t.flash_erases(),
+            None => self.backing_ftl.as_ref().map(|f| f.space.ftl.c.erases),
+        }
+    }
+
+    /// Bytes written into device `dev` so far (as `dev_flash_erases`).
+    #[inline]
+    pub fn dev_bytes_in(&self, dev: usize) -> u64 {
+        self.tiers
+            .get(dev)
+            .map_or(self.backing.bytes_written, |t| t.c.bytes_in)
+    }
+
+    /// Pages device `dev`'s FTL has copied so far (as `dev_flash_erases`).
+    #[inline]
+    pub fn dev_ftl_copies(&self, dev: usize) -> Option<u64> {
+        match self.tiers.get(dev) {
+            Some(t) => t.ftl_copies(),
+            None => self.backing_ftl.as_ref().map(|f| f.space.copies),
+        }
     }
 
     /// Whether the tiers' order is kept as one list (see the module doc).
@@ -714,6 +749,7 @@ impl Hierarchy {
                 &mut self.tiers,
                 &mut self.backing,
                 &self.backing_cost,
+                &mut self.backing_ftl,
                 &mut self.ops,
                 j,
                 &v,

@@ -47,6 +47,9 @@ pub struct BackingResult {
     pub counters: BackingCounters,
     #[serde(flatten)]
     pub energy: DeviceEnergy,
+    /// The backing store's FTL figures (absent without `[backing] ftl`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ftl: Option<crate::device::ftl::FtlResult>,
 }
 
 /// One point per `run.interval` requests: figures over that interval, plus
@@ -342,6 +345,17 @@ impl RunResult {
                 tech: backing.tech.clone(),
                 counters: h.backing.clone(),
                 energy: DeviceEnergy::default(),
+                ftl: h
+                    .backing_ftl
+                    .as_ref()
+                    .map(|f| crate::device::ftl::FtlResult {
+                        overflow_pages: f.space.overflow_pages,
+                        ..f.space.ftl.result(
+                            f.space.page_bytes(),
+                            backing.medium.endurance,
+                            total / 1e9,
+                        )
+                    }),
             },
             timeline,
         );
@@ -456,9 +470,10 @@ impl RunResult {
             let a = Activity {
                 pages_read: c.pages_read,
                 pages_programmed: c.pages_written,
-                // Erases are counted for tiers only: the backing store's
-                // are unknown, and a medium that erases says so.
-                erases: None,
+                // Erases are counted for tiers, and for a backing store
+                // with an FTL; else unknown, and a medium that erases
+                // says so.
+                erases: self.backing.ftl.as_ref().map(|f| f.erases),
                 busy_ns: b.ns,
                 channels: b.channels,
                 elapsed_ns,
@@ -508,6 +523,9 @@ impl RunResult {
             if let Some(f) = &mut tier.ftl {
                 f.retime(self.total_time_ns / 1e9, t.elapsed_ns / 1e9);
             }
+        }
+        if let Some(f) = &mut self.backing.ftl {
+            f.retime(self.total_time_ns / 1e9, t.elapsed_ns / 1e9);
         }
         self.total_time_ns = t.elapsed_ns;
         self.throughput_rps = t.throughput_rps;

@@ -153,6 +153,12 @@ pub fn time(cfg: &Config) -> Result<(), ConfigError> {
             c.check("server.cpu")?;
         }
     }
+    if cfg.vm.is_some() && cfg.backing.ftl.is_some() {
+        return Err(ConfigError::at(
+            "backing.ftl",
+            "not available with [vm] yet: the swap device's writes do not go through an FTL",
+        ));
+    }
     if cfg.vm.is_some() && time_model(cfg) {
         return Err(ConfigError::at(
             "vm",

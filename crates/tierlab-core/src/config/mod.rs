@@ -169,8 +169,13 @@ pub struct BackingConfig {
     pub read_while_write: bool,
     /// Refused with a message (a buffer belongs to a tier).
     pub lazy_writeback: Option<crate::time::config::LazyConfig>,
-    /// The store's size in bytes: only its background power needs it.
+    /// The store's size in bytes: its background power and its FTL's
+    /// logical space need it.
     pub capacity: Option<Size>,
+    /// A flash translation layer under a backing store on raw flash
+    /// (device/ftl_space.rs `BackingFtl`; docs/device.md#flash-translation-layer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ftl: Option<crate::device::ftl_spec::FtlConfig>,
     #[serde(default)]
     pub power_down: crate::device::PowerDown,
     /// A disk that positions (time/disk.rs): its service time from the
@@ -206,6 +211,7 @@ impl Default for BackingConfig {
             read_while_write: false,
             lazy_writeback: None,
             capacity: None,
+            ftl: None,
             power_down: Default::default(),
             disk: None,
         }

@@ -186,6 +186,40 @@ impl FtlSpace {
     }
 }
 
+/// The backing store's FTL (`[backing] ftl = { ... }` on raw flash). The
+/// store holds every object, so its logical space (`backing.capacity`)
+/// starts full: every logical page is written once, in order, before the
+/// run (WA 1, no GC), and the counters start after that, as a store that
+/// already holds the data set. An object takes logical pages on its first
+/// write-back and keeps them (nothing leaves the store); objects are
+/// numbered in the order they are first written (the store has no slots).
+pub struct BackingFtl {
+    pub space: FtlSpace,
+    ids: crate::hash::KeyMap<u32>,
+}
+
+impl BackingFtl {
+    pub fn new(spec: FtlSpec, page: u64) -> Result<Self, FtlError> {
+        let n = spec.logical_pages;
+        let mut space = FtlSpace::new(spec, page, false)?;
+        for lpn in 0..n {
+            space.ftl.write(lpn);
+        }
+        space.ftl.reset_counters();
+        Ok(BackingFtl {
+            space,
+            ids: crate::hash::KeyMap::default(),
+        })
+    }
+
+    /// `size` bytes of object `key` written to the store.
+    pub fn write(&mut self, key: u64, size: u32) {
+        let next = self.ids.len() as u32;
+        let id = *self.ids.entry(key).or_insert(next);
+        self.space.write(key, id, size);
+    }
+}
+
 /// The FTL a tier's `ftl` key asks for, on `tech` with `capacity` bytes
 /// of logical space; errors are (key, message) for the caller's path.
 pub fn build(
@@ -223,6 +257,32 @@ fn shape(
         _ => tech.access_unit as u64,
     };
     Ok((spec, page))
+}
+
+/// The FTL `[backing] ftl` asks for, on `tech` with `capacity` bytes of
+/// logical space; errors are (key, message) for the caller's path.
+pub fn build_backing(
+    cfg: &super::ftl_spec::FtlConfig,
+    tech: &crate::tech::Technology,
+    capacity: Option<u64>,
+    unit_size: bool,
+) -> Result<BackingFtl, (&'static str, String)> {
+    if cfg.trim {
+        return Err((
+            "ftl.trim",
+            "nothing leaves the backing store, so there is nothing to trim".into(),
+        ));
+    }
+    let Some(capacity) = capacity else {
+        return Err((
+            "capacity",
+            "an FTL on the backing store needs backing.capacity in bytes: its logical \
+             space (the store holds the whole data set)"
+                .into(),
+        ));
+    };
+    let (spec, page) = shape(cfg, tech, capacity, unit_size, false)?;
+    BackingFtl::new(spec, page).map_err(|e| ("ftl.op", e.to_string()))
 }
 
 #[cfg(test)]
@@ -266,6 +326,28 @@ mod tests {
         no.write(1, 0, 2048);
         no.remove(0);
         assert_eq!(no.ftl.c.trims, 0);
+    }
+
+    #[test]
+    fn a_backing_store_starts_full_and_keeps_each_objects_pages() {
+        let spec = space(false).ftl.spec().clone();
+        let mut b = BackingFtl::new(spec, 2048).unwrap();
+        // Every logical page written once, in order: nothing counted, no GC.
+        assert_eq!(b.space.ftl.c.host_pages_written, 64 * 32);
+        assert_eq!(b.space.ftl.counted().host_pages_written, 0);
+        assert_eq!(b.space.ftl.c.erases, 0);
+        b.write(42, 4096);
+        b.write(42, 4096);
+        b.write(7, 2048);
+        assert_eq!(b.space.free.len(), 64 * 32 - 3);
+        assert_eq!(b.space.ftl.counted().host_pages_written, 5);
+        // A full space: random rewrites make GC copy.
+        let mut rng = crate::rng::Rng::new(5);
+        for _ in 0..20_000 {
+            b.write(rng.below(900), 4096);
+        }
+        assert!(b.space.ftl.write_amplification() > 1.0);
+        assert_eq!(b.space.overflow_pages, 0);
     }
 
     #[test]

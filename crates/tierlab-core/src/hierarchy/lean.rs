@@ -126,6 +126,7 @@ impl Hierarchy {
                 &mut self.tiers,
                 &mut self.backing,
                 &self.backing_cost,
+                &mut self.backing_ftl,
                 &mut self.ops,
                 j,
                 &v,
@@ -174,6 +175,7 @@ impl Hierarchy {
                 settled += write_backing(
                     &mut self.backing,
                     &self.backing_cost,
+                    &mut self.backing_ftl,
                     &mut self.ops,
                     n,
                     v.key,

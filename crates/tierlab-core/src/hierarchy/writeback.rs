@@ -9,6 +9,7 @@
 use super::ops::{OpKind, OpLog};
 use super::{Admit, BackingCounters, Fill, Hierarchy};
 use crate::cost::AccessCost;
+use crate::device::ftl_space::BackingFtl;
 use crate::request::{Op, Request};
 use crate::tier::{Tier, Victim};
 
@@ -67,6 +68,7 @@ impl Hierarchy {
         write_backing(
             &mut self.backing,
             &self.backing_cost,
+            &mut self.backing_ftl,
             &mut self.ops,
             self.tiers.len(),
             key,
@@ -134,11 +136,14 @@ impl Hierarchy {
 /// and `None`; else the demotion counted in tier j+1, and whether that
 /// tier keeps the data dirty (a write-through tier holds no dirty data:
 /// the data goes on to the store).
+// Fields of `Hierarchy` borrowed apart: lean.rs holds others at the call.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(super) fn leave_tier(
     tiers: &mut [Tier],
     backing: &mut BackingCounters,
     backing_cost: &AccessCost,
+    backing_ftl: &mut Option<Box<BackingFtl>>,
     ops: &mut OpLog,
     j: usize,
     v: &Victim,
@@ -151,7 +156,7 @@ pub(super) fn leave_tier(
     }
     let Some(below) = tiers.get_mut(j + 1) else {
         let n = tiers.len();
-        *lat += write_backing(backing, backing_cost, ops, n, v.key, v.size);
+        *lat += write_backing(backing, backing_cost, backing_ftl, ops, n, v.key, v.size);
         return None;
     };
     below.c.demotions += 1;
@@ -165,6 +170,7 @@ pub(super) fn leave_tier(
 pub(super) fn write_backing(
     c: &mut BackingCounters,
     cost: &AccessCost,
+    ftl: &mut Option<Box<BackingFtl>>,
     ops: &mut OpLog,
     dev: usize,
     key: u64,
@@ -173,5 +179,8 @@ pub(super) fn write_backing(
     c.writes += 1;
     c.bytes_written += size as u64;
     c.pages_written += cost.pages(size);
+    if let Some(f) = ftl {
+        f.write(key, size);
+    }
     ops.note_key(dev, OpKind::Write, key, size, cost.write(size))
 }

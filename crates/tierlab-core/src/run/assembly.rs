@@ -81,11 +81,23 @@ pub fn model(cfg: &Config, cat: &Catalog, seed: u64) -> Result<Model, ConfigErro
         devices.push(m);
     }
     let b = cfg.backing.device();
-    devices.push(device_model(
+    let mut m = device_model(
         "backing".into(),
         &b,
         crate::cost::whole(cfg.backing.overhead.0),
-    ));
+    );
+    if cfg.backing.ftl.is_some() {
+        // As a tier's FTL above: GC's erases and copies occupy the store.
+        let tech = cat
+            .get(&cfg.backing.tech)
+            .map_err(|e| ConfigError::at("backing.tech", e.to_string()))?;
+        m.erase = Some((
+            tech.erase_ns.map_or(0, crate::cost::whole_u64),
+            tech.erase_block_bytes,
+        ));
+        m.copy_ns = crate::cost::whole_u64(tech.read_ns + tech.write_ns);
+    }
+    devices.push(m);
     let stack = match &cfg.stack {
         Some(s) => s.resolve()?,
         None => stack::StackCosts::default(),
@@ -293,7 +305,14 @@ pub fn hierarchy_of(
     let backing_cost = AccessCost::new(backing, 1.0, cfg.backing.overhead.0);
     let fill: Fill = cfg.hierarchy.fill.cache();
     let ftl = tiers.iter().any(|t| t.ftl.is_some());
-    let h = Hierarchy::new(tiers, fill, backing_cost, flush, cfg.run.compute.0);
+    let mut h = Hierarchy::new(tiers, fill, backing_cost, flush, cfg.run.compute.0);
+    if let Some(f) = &cfg.backing.ftl {
+        let capacity = cfg.backing.capacity.map(|c| c.resolve(0));
+        h.backing_ftl = Some(Box::new(
+            crate::device::ftl_space::build_backing(f, backing, capacity, unit_size)
+                .map_err(|(k, e)| ConfigError::at(format!("backing.{k}"), e))?,
+        ));
+    }
     // The shared-list paths move objects between tiers without the
     // tiers' insertions; an FTL must see every program and departure.
     let h = if ftl { h.without_segments() } else { h };

@@ -703,6 +703,7 @@ impl Core {
                 tech: self.backing_tech.clone(),
                 counters: self.backing.clone(),
                 energy: DeviceEnergy::unknown(),
+                ftl: None,
             },
             common.timeline,
         );

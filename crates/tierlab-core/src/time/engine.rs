@@ -144,11 +144,10 @@ impl Erasing {
     /// Whether `erases_of(h, self)` is still `seen`, without its division.
     #[inline]
     fn unchanged(&self, h: &Hierarchy) -> bool {
-        let t = &h.tiers[self.dev];
-        match t.flash_erases() {
+        match h.dev_flash_erases(self.dev) {
             Some(c) => c == self.seen,
             None => match self.block_bytes {
-                Some(_) => (self.lo..self.hi).contains(&t.c.bytes_in),
+                Some(_) => (self.lo..self.hi).contains(&h.dev_bytes_in(self.dev)),
                 None => self.seen == 0,
             },
         }

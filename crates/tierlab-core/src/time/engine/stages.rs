@@ -9,8 +9,8 @@ use super::*;
 /// The erases tier `e.dev` has made so far, as the wear figures count them.
 #[inline]
 pub(super) fn erases_of(h: &Hierarchy, e: &Erasing) -> u64 {
-    let t = &h.tiers[e.dev];
-    crate::device::wear::erases_so_far(t.flash_erases(), t.c.bytes_in, e.block_bytes).unwrap_or(0)
+    let (erases, bytes_in) = (h.dev_flash_erases(e.dev), h.dev_bytes_in(e.dev));
+    crate::device::wear::erases_so_far(erases, bytes_in, e.block_bytes).unwrap_or(0)
 }
 
 /// One stage of a job: `service` ns at station `station` in queue class `class`.
@@ -264,7 +264,7 @@ impl Engine {
             let count = erases_of(h, e);
             let n = count.saturating_sub(e.seen);
             e.see(count);
-            let copies = h.tiers[e.dev].ftl_copies().unwrap_or(0);
+            let copies = h.dev_ftl_copies(e.dev).unwrap_or(0);
             let c = copies.saturating_sub(e.copies_seen);
             e.copies_seen = copies;
             if n == 0 && c == 0 {
