@@ -25,6 +25,9 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 from tierlab.cli._common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Files, err, hint, io_problem
 
+# SIGTERM handled (see Terminated): 128 + 15, as a shell reports a process it ended.
+EXIT_TERMINATED = 143
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -76,10 +79,26 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C's KeyboardInterrupt would be, so that it
+    cleans up as Ctrl-C does: the engine stops at its next progress report
+    and removes the output it was writing, ``_atomic`` writers remove their
+    hidden files, and an existing output stays as it was (SIGTERM's default,
+    an immediate exit, left a hidden ``.part`` file of hundreds of MB)."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tierlab`` command."""
+    import signal
+
     from tierlab.errors import ConfigError, TierlabError
 
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminate)
     words = sys.argv[1:] if argv is None else list(argv)
     first = words[0] if words else None
     args = build_parser(first if first in COMMANDS else None).parse_args(words)
@@ -96,6 +115,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as e:
         where = f"{e.filename}: " if e.filename else ""
         return err(f"{where}{e.strerror or e}")
+    except Terminated:
+        print("terminated", file=sys.stderr)
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -354,6 +354,67 @@ impl TraceSource for OracleStream {
     }
 }
 
+/// The oracleGeneral record of `r`.
+#[inline]
+pub fn encode(r: &Request) -> [u8; RECORD] {
+    let mut rec = [0u8; RECORD];
+    // oracleGeneral keeps whole seconds in 32 bits; saturate rather than wrap.
+    let secs = (r.time / 1_000_000_000).min(u32::MAX as u64) as u32;
+    rec[0..4].copy_from_slice(&secs.to_le_bytes());
+    rec[4..12].copy_from_slice(&r.key.to_le_bytes());
+    rec[12..16].copy_from_slice(&r.size.to_le_bytes());
+    rec[16..24].copy_from_slice(&r.next_access.to_le_bytes());
+    rec
+}
+
+/// Fills in the next-access times of the `n` records of the oracleGeneral
+/// file `f` (written with any), from its end back, a chunk at a time: a
+/// record's next access is the 1-based position of its key's next
+/// request, -1 when there is none, as libCacheSim's converter writes
+/// them. Memory: one chunk and a map from each distinct key to its next
+/// request (`what` names the output in a memory error). `progress` sees
+/// the records filled so far and returns false to stop.
+pub fn fill_next_access(
+    f: &mut std::fs::File,
+    n: u64,
+    what: &Path,
+    mut progress: impl crate::source::setup::Progress,
+) -> Result<(), TraceError> {
+    use crate::source::setup::Room;
+    let io = |e| TraceError::io(what, e);
+    let mut next: crate::hash::KeyMap<u64> = Default::default();
+    let mut buf = vec![0u8; CHUNK];
+    let mut end = n;
+    while end > 0 {
+        let start = end.saturating_sub((CHUNK / RECORD) as u64);
+        let bytes = &mut buf[..((end - start) as usize * RECORD)];
+        f.seek(std::io::SeekFrom::Start(start * RECORD as u64))
+            .map_err(io)?;
+        f.read_exact(bytes).map_err(io)?;
+        for (i, rec) in bytes.chunks_exact_mut(RECORD).enumerate().rev() {
+            let key = u64::from_le_bytes(rec[4..12].try_into().unwrap());
+            next.room_for_one(|k| {
+                format!(
+                    "filling in the next-access times of {}: the next request of {k} distinct keys",
+                    what.display()
+                )
+            })?;
+            let at = next
+                .insert(key, start + i as u64)
+                .map_or(-1, |j| j as i64 + 1);
+            rec[16..24].copy_from_slice(&at.to_le_bytes());
+        }
+        f.seek(std::io::SeekFrom::Start(start * RECORD as u64))
+            .map_err(io)?;
+        f.write_all(bytes).map_err(io)?;
+        end = start;
+        if !progress(n - end) {
+            return Err(TraceError::Interrupted);
+        }
+    }
+    Ok(())
+}
+
 /// Writes oracleGeneral records (into an [`OutputFile`]: the file appears
 /// whole at `finish`, or not at all).
 pub struct OracleWriter {
@@ -370,15 +431,8 @@ impl OracleWriter {
     }
 
     pub fn write(&mut self, r: &Request) -> Result<(), TraceError> {
-        let mut rec = [0u8; RECORD];
-        // oracleGeneral keeps whole seconds in 32 bits; saturate rather than wrap.
-        let secs = (r.time / 1_000_000_000).min(u32::MAX as u64) as u32;
-        rec[0..4].copy_from_slice(&secs.to_le_bytes());
-        rec[4..12].copy_from_slice(&r.key.to_le_bytes());
-        rec[12..16].copy_from_slice(&r.size.to_le_bytes());
-        rec[16..24].copy_from_slice(&r.next_access.to_le_bytes());
         let out = &mut self.out;
-        out.writer().write_all(&rec).map_err(|e| out.err(e))
+        out.writer().write_all(&encode(r)).map_err(|e| out.err(e))
     }
 
     pub fn finish(self) -> Result<(), TraceError> {

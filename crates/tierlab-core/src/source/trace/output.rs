@@ -162,6 +162,58 @@ impl OutputFile {
         TraceError::io(&self.path, e)
     }
 
+    /// A hidden file to build a trace in before it goes to `beside` (an
+    /// output that cannot be rewritten in place: compressed, or a
+    /// device): beside it when its folder takes files, else in the
+    /// system's temporary folder. Never committed: dropped, it is removed.
+    pub fn scratch(beside: &Path) -> Result<Self, TraceError> {
+        let name = beside
+            .file_name()
+            .map_or_else(|| "trace".into(), |n| n.to_string_lossy().into_owned());
+        let device = std::fs::metadata(beside).is_ok_and(|m| !m.is_file());
+        let dir = match beside.parent() {
+            _ if device => std::env::temp_dir(),
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let (tmp, f) = create_new_beside(&dir, &name)
+            .or_else(|_| create_new_beside(&std::env::temp_dir(), &name))
+            .map_err(|e| TraceError::io(beside, e))?;
+        Ok(OutputFile {
+            path: beside.to_path_buf(),
+            tmp: Some(tmp),
+            out: BufWriter::with_capacity(1 << 20, Sink::Plain(f)),
+            committed: false,
+        })
+    }
+
+    /// The file written, flushed, when it is a plain file that can be read
+    /// back and rewritten in place (not compressed, not a device); None
+    /// otherwise.
+    pub fn plain_file(&mut self) -> Result<Option<&mut File>, TraceError> {
+        if self.tmp.is_none() {
+            return Ok(None);
+        }
+        self.out
+            .flush()
+            .map_err(|e| TraceError::io(&self.path, e))?;
+        Ok(match self.out.get_mut() {
+            Sink::Plain(f) => Some(f),
+            Sink::Zstd(_) => None,
+        })
+    }
+
+    /// Copies this (plain, scratch) file's bytes into `out`'s writer.
+    pub fn copy_into(mut self, out: &mut OutputFile) -> Result<(), TraceError> {
+        use std::io::Seek;
+        let path = self.path.clone();
+        let f = self.plain_file()?.expect("a scratch file is plain");
+        f.seek(std::io::SeekFrom::Start(0))
+            .map_err(|e| TraceError::io(&path, e))?;
+        std::io::copy(f, out.writer()).map_err(|e| out.err(e))?;
+        Ok(())
+    }
+
     /// Flushes the trace and puts it in place of the output.
     pub fn commit(mut self) -> Result<(), TraceError> {
         self.out.flush().map_err(|e| self.err(e))?;
@@ -190,7 +242,14 @@ fn create_new_beside(dir: &Path, name: &str) -> std::io::Result<(PathBuf, File)>
     let mut n = 0u32;
     loop {
         let tmp = dir.join(format!(".{name}.tierlab-{pid}-{n}.part"));
-        match OpenOptions::new().write(true).create_new(true).open(&tmp) {
+        // Readable too: an oracleGeneral output is read back to fill in
+        // its next-access times (tools.rs).
+        match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
             Ok(f) => return Ok((tmp, f)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100 => n += 1,
             Err(e) => return Err(e),
