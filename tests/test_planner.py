@@ -258,6 +258,15 @@ def test_a_backing_ftl_is_refused_with_vm(tierlab_cmd: Callable[..., Ran]) -> No
     assert_bad(r, "backing.ftl", "[vm]")
 
 
+def test_a_tier_ftl_is_refused_with_vm(tierlab_cmd: Callable[..., Ran]) -> None:
+    # The [vm] run builds its memory tier without an FTL: refused, not ignored.
+    r = tierlab_cmd(
+        "run", ROOT / "examples" / "vm-paging.toml",
+        "--set", 'tier[0].tech="NAND-SLC"', "--set", "tier[0].ftl.op=0.1", "--no-progress",
+    )  # fmt: skip
+    assert_bad(r, "tier[0].ftl", "[vm]")
+
+
 def test_the_over_provisioning_report_plots_lifetime_against_cost(
     tmp_path: Path, tierlab_cmd: Callable[..., Ran]
 ) -> None:

@@ -159,6 +159,14 @@ pub fn time(cfg: &Config) -> Result<(), ConfigError> {
             "not available with [vm] yet: the swap device's writes do not go through an FTL",
         ));
     }
+    if cfg.vm.is_some() {
+        if let Some(i) = cfg.tiers.iter().position(|t| t.ftl.is_some()) {
+            return Err(ConfigError::at(
+                format!("tier[{i}].ftl"),
+                "not available with [vm]: the memory tier's pages do not go through an FTL (it would be ignored)",
+            ));
+        }
+    }
     if cfg.vm.is_some() && time_model(cfg) {
         return Err(ConfigError::at(
             "vm",
