@@ -405,7 +405,7 @@ impl Hierarchy {
     /// (`None` for a delete) and its latency in ns.
     ///
     /// One compiled copy, for callers outside the simulation loops (tests,
-    /// tools). The loops (sim.rs, run/curve_sizes.rs) call `access_inlined`: every call
+    /// tools). The loops (run/tiers.rs, run/curve_sizes.rs) call `access_inlined`: every call
     /// of that inlines the whole engine, and tests/hierarchy_props.rs, with
     /// fifteen such calls, took 132 s of CI's build to compile (10 s now).
     #[inline(never)]

@@ -1,7 +1,7 @@
 //! Setting up a pass over a source, in one place for every command: the
 //! footprint pre-pass (capacities and sizes given as a share of it), the
 //! next-access pre-pass (Belady needs each request's next access), and the
-//! batch loop with progress and interruption. `run` (sim.rs's `Simulation`),
+//! batch loop with progress and interruption. `run` (the driver of run/driver.rs),
 //! `mrc` (exact, SHARDS, simulated sizes), `trace stats|convert` and the
 //! benches all read their requests through here, so a curve and a run of
 //! the same config see the same requests, cut at the same limit, with the
