@@ -253,10 +253,6 @@ where
         }
     }
 
-    pub fn model(&self) -> &M {
-        &self.model
-    }
-
     /// Total requests, when known.
     pub fn len_hint(&self) -> Option<u64> {
         Some(self.feed.len_hint()? * (self.pass + self.passes_left))
@@ -283,17 +279,13 @@ where
                     if let Some(buf) = self.model.buffer(&mut self.rec) {
                         if self.feed.next_into(buf)? {
                             self.model.run_buffer(&mut self.rec)?;
-                        } else if !self.next_pass()? {
-                            self.model.source_ended()?;
-                            self.phase = Phase::Draining;
+                        } else {
+                            self.feed_ran_out()?;
                         }
                         continue;
                     }
                     let Some(batch) = self.feed.next()? else {
-                        if !self.next_pass()? {
-                            self.model.source_ended()?;
-                            self.phase = Phase::Draining;
-                        }
+                        self.feed_ran_out()?;
                         continue;
                     };
                     if M::CLOCK == Clock::Model {
@@ -336,6 +328,16 @@ where
     /// The counters start over, after `at` requests.
     fn restart(&mut self, at: u64) {
         restart(&mut self.model, &mut self.rec, &mut self.warmed_at, at);
+    }
+
+    /// The feed has no batch left: the next pass starts, or, after the
+    /// last, the model hears it and drains.
+    fn feed_ran_out(&mut self) -> Result<(), Error> {
+        if !self.next_pass()? {
+            self.model.source_ended()?;
+            self.phase = Phase::Draining;
+        }
+        Ok(())
     }
 
     /// The next pass over the feed, if any is left: the stream opened

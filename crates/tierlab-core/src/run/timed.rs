@@ -50,6 +50,15 @@ impl Timed {
         hungry
     }
 
+    /// The engine's first stretch of events, to its first need of a
+    /// request (once, before the first request is handed in).
+    fn prime(&mut self, rec: &mut Recorder) {
+        if !self.primed {
+            self.primed = true;
+            self.events(rec);
+        }
+    }
+
     /// The engine's figures for the result.
     pub fn time_result(&self) -> crate::time::result::TimeResult {
         crate::time::result::TimeResult::collect(&self.engine, self.load, self.clients, self.by_pid)
@@ -61,10 +70,7 @@ impl Model for Timed {
     const CLOCK: Clock = Clock::Model;
 
     fn run(&mut self, rs: &[Request], rec: &mut Recorder) -> Result<(), Error> {
-        if !self.primed {
-            self.primed = true;
-            self.events(rec);
-        }
+        self.prime(rec);
         if self.engine.takes_batches() {
             // A closed loop takes the whole batch at once.
             self.engine.feed_all(&mut self.tiers.h, rs);
@@ -82,10 +88,7 @@ impl Model for Timed {
     }
 
     fn buffer(&mut self, rec: &mut Recorder) -> Option<&mut Vec<Request>> {
-        if !self.primed {
-            self.primed = true;
-            self.events(rec);
-        }
+        self.prime(rec);
         // A closed loop dealing in order takes the next batch as its
         // buffer of requests, without a copy.
         self.engine.order_buffer()
@@ -103,10 +106,7 @@ impl Model for Timed {
     }
 
     fn drain(&mut self, _budget: u64, rec: &mut Recorder) -> Result<bool, Error> {
-        if !self.primed {
-            self.primed = true;
-            self.events(rec);
-        }
+        self.prime(rec);
         if !self.events(rec) && !self.done {
             self.engine.finish();
             self.done = true;

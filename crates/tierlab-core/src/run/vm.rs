@@ -104,13 +104,6 @@ impl<R: Ref> Model for VmSerial<R> {
     }
 }
 
-impl<R> VmSerial<R> {
-    /// The `vm` object.
-    pub fn vm_result(&self) -> VmResult {
-        self.c.vm_result()
-    }
-}
-
 /// A `[vm]` run's driver: the serial model over a memtrace read in place
 /// or over the source's requests, or the processes' model.
 pub enum VmDriver {

@@ -484,11 +484,6 @@ impl Procs {
     pub(super) fn new(c: Core, sched: Sched, source: Source) -> Self {
         Procs { c, sched, source }
     }
-
-    /// The `vm` object.
-    pub fn vm_result(&self) -> crate::vm::result::VmResult {
-        self.c.vm_result()
-    }
 }
 
 impl Model for Procs {
