@@ -136,12 +136,14 @@ impl Tiered {
             + self.over.total_ns
     }
 
+    /// One reference by the core's general path; returns its page when it
+    /// touched one page (the page a run of repeats after it may take).
     #[inline(always)]
-    fn reference(&mut self, r: &Request) {
+    fn reference(&mut self, r: &Request) -> Option<u64> {
         self.c.reference_cost::<false>(r);
         let (key, size, _, op) = r.parts();
         if op == Op::Delete {
-            return;
+            return None;
         }
         if !self.c.paging.gone.as_ref().is_none_or(|g| g.is_empty()) {
             self.left();
@@ -163,6 +165,78 @@ impl Tiered {
             let tag = ((pi as u64) << VPN_BITS) | (vpn & VPN_MASK);
             heard |= self.page(tag, part, write, pi, t);
         }
+        if t >= self.next_tick {
+            self.policy.tick(t, &self.nodes, &mut self.m);
+            heard = true;
+        }
+        if heard {
+            if !self.m.is_empty() {
+                self.apply(t);
+            }
+            self.next_tick = self.policy.next_tick();
+        }
+        (first == last).then_some(((pi as u64) << VPN_BITS) | (first & VPN_MASK))
+    }
+
+    /// How many references at the front of `rs` repeat page `tag` (one
+    /// page each, same process, no delete): the core takes them as a run.
+    #[inline(always)]
+    fn repeats(&self, rs: &[Request], tag: u64) -> usize {
+        let (pid, pi) = self.c.last_pid;
+        let page = tag & VPN_MASK;
+        if tag >> VPN_BITS != pi as u64 {
+            return 0;
+        }
+        let shift = self.c.shift;
+        rs.iter()
+            .take_while(|r| {
+                let (first, last) = pages(r.key, r.size, shift);
+                r.pid == pid && r.op != Op::Delete && first == last && first & VPN_MASK == page
+            })
+            .count()
+    }
+
+    /// A run of references to page `tag` after one that touched it, which
+    /// the core ran by its repeat path ([`Core::batch`]): the page is on
+    /// the node where the reference before left it (nothing enters or
+    /// leaves memory in a run of hits, and moves wait for the run's end),
+    /// so its node is looked up once; the sampled policies hear their
+    /// samples; a scan or a tick waits for the run's end (a run is a few
+    /// references: microseconds against the policies' milliseconds).
+    fn run_of(&mut self, rs: &[Request], tag: u64) {
+        let Some(f) = self.nodes.frame_of(tag) else {
+            return;
+        };
+        let node = self.nodes.node_of_frame(f);
+        let pi = self.c.last_pid.1 as usize;
+        let t = self.now();
+        let (fast, here) = (self.cost[FAST as usize], self.cost[node as usize]);
+        let (mut extra, mut heard) = (0.0, false);
+        for r in rs {
+            let write = r.op == Op::Write;
+            let part = r.size.max(1);
+            let d = here.of(part, write);
+            if node != FAST {
+                extra += d - fast.of(part, write);
+            }
+            self.nodes.record(node, write, part as u64, d);
+            if let Hears::Sampled { .. } = self.hears {
+                if self.sampler.sample(write) {
+                    self.over.samples_ns += self.charges.sample_ns.0;
+                    self.over.total_ns += self.charges.sample_ns.0;
+                    self.policy
+                        .on_access(tag, node, write, t, &self.nodes, &mut self.m);
+                    heard = true;
+                }
+            }
+        }
+        self.nodes.touch_n(f, rs.len() as u64);
+        if node != FAST {
+            self.extra_ns += extra;
+            self.c.v.t_data_ns += extra;
+            self.c.procs[pi].runtime_ns += extra;
+        }
+        let t = self.now();
         if t >= self.next_tick {
             self.policy.tick(t, &self.nodes, &mut self.m);
             heard = true;
@@ -390,10 +464,24 @@ impl Model for Tiered {
     type Rec = Request;
     const CLOCK: Clock = Clock::Requests;
 
+    /// Each reference by the core's general path, and the run of repeats
+    /// after it by the core's repeat path (not for a policy that hears
+    /// every reference: the epoch oracle counts each).
     #[inline]
     fn run(&mut self, rs: &[Request], _rec: &mut Recorder) -> Result<(), Error> {
-        for r in rs {
-            self.reference(r);
+        let runs = self.hears != Hears::Every;
+        let mut i = 0;
+        while i < rs.len() {
+            let page = self.reference(&rs[i]);
+            i += 1;
+            if let (true, Some(tag)) = (runs, page) {
+                let n = self.repeats(&rs[i..], tag);
+                if n > 0 {
+                    self.c.batch(&rs[i..i + n]);
+                    self.run_of(&rs[i..i + n], tag);
+                    i += n;
+                }
+            }
         }
         Ok(())
     }

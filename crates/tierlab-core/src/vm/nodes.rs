@@ -210,6 +210,14 @@ impl Nodes {
         }
     }
 
+    /// `n` more references to the page in frame `f`, none of them a hint
+    /// fault (a run of repeats after a [`Nodes::touch`]).
+    #[inline(always)]
+    pub fn touch_n(&mut self, f: u32, n: u64) {
+        self.referenced[f as usize] = true;
+        self.count[f as usize] += n;
+    }
+
     /// Counts one access of `bytes` on node `n` taking `ns`.
     #[inline(always)]
     pub fn record(&mut self, n: Node, write: bool, bytes: u64, ns: f64) {
