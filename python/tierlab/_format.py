@@ -104,6 +104,10 @@ def print_run(s: dict[str, Any]) -> None:
         print_time(s["time"])
     if s.get("vm"):
         print_vm(console(), s["vm"], s.get("processes") or [])
+    if s.get("tiered"):
+        from tierlab._format_tiered import print_tiered
+
+        print_tiered(console(), s["tiered"])
     # The run's `memorage` object (top level; inside `vm` if the engine puts it there).
     m = s.get("memorage") or (s.get("vm") or {}).get("memorage")
     if m:
