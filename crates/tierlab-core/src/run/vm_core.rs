@@ -717,10 +717,10 @@ impl Core {
                 hit_bytes: self.bytes - self.miss_bytes,
                 miss_bytes: self.miss_bytes,
                 // Every read and write reference is served by memory (after
-                // its fault, if any); the pages read in from swap are
-                // written into it too (docs/vm.md#what-a-run-counts).
+                // its fault, if any), beside the pages placed in its frames
+                // (the tier's own count of writes): docs/vm.md#outputs.
                 reads: self.reads,
-                writes: self.writes + self.paging.pages_read,
+                writes: self.writes + tier.c.writes,
                 ..tier.c.clone()
             },
             wear,
