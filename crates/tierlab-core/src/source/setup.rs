@@ -171,11 +171,18 @@ pub trait Room {
     /// compared per insert: nothing measurable in a pass.
     #[inline]
     fn room_for_one(&mut self, what: impl FnOnce(usize) -> String) -> Result<(), TraceError> {
+        self.room_for(1, what)
+    }
+
+    /// [`Room::room_for_one`] for `n` more entries at once (a batch's keys,
+    /// not all distinct: room for all is room enough).
+    #[inline]
+    fn room_for(&mut self, n: usize, what: impl FnOnce(usize) -> String) -> Result<(), TraceError> {
         let (len, cap) = self.len_and_capacity();
-        if len < cap {
+        if len.saturating_add(n) <= cap {
             return Ok(());
         }
-        let more = len.max(1024);
+        let more = len.max(1024).max(n);
         if self.try_more(more) {
             return Ok(());
         }
