@@ -620,49 +620,17 @@ pub fn driver(
     let batches = Batches::new(crate::source::open(&source)?, BATCH).limit(limit);
     let mut paging = Paging::new(vm, total_frames, mem, seed, name);
     paging.gone = Some(Vec::new());
-    let c = Core {
-        shift,
-        page,
-        tlb: Tlb::new(&vm.tlb),
-        tlb2: vm.tlb2.as_ref().map(Tlb::new),
-        tlb_huge: None,
-        huge_bytes: 0,
-        walker: Walker::new(vm),
+    let mut c = crate::run::vm::core(
+        cfg,
+        cat,
         paging,
-        reclaim_ns: 0.0,
-        remote_extra: 0.0,
-        pressure_mark: (0, 0),
-        pte_ns: mem.read(PTE_BYTES),
-        mem_small: (mem.transfer_unit(), mem.read(1), mem.write(1)),
-        mem,
-        dev,
-        fault_minor_ns: vm.fault_minor_ns.0,
-        fault_major_ns: vm.fault_major_ns.0,
-        sync_swap_out: vm.sync_swap_out,
-        compute_ns: cfg.run.compute.0,
-        pids: KeyMap::default(),
-        last_pid: (u32::MAX, 0),
-        procs: Vec::new(),
-        v: VmResult {
-            page_size: page,
-            frames: total_frames,
-            ..VmResult::default()
-        },
-        requests: 0,
-        reads: 0,
-        writes: 0,
-        deletes: 0,
-        bytes: 0,
-        faulted: 0,
-        bytes_faulted: 0,
-        miss_bytes: 0,
-        backing: BackingCounters::default(),
-        tier_meta: (vm.node[0].tech.clone(), vm.policy.name().into(), capacity),
-        area_cost: crate::device::area_cost::area_cost(fast, capacity, false),
-        medium: fast.clone(),
-        backing_tech: cfg.backing.tech.clone(),
-        makespan: None,
-    };
+        total_frames,
+        (mem, dev),
+        (&vm.node[0].tech, fast, capacity),
+    )?;
+    // Huge pages are not modelled across nodes (refused at the config).
+    c.tlb_huge = None;
+    c.huge_bytes = 0;
     let ctx = BuildCtx {
         page_bytes: page,
         frames: frames.clone(),
