@@ -30,7 +30,6 @@ use crate::config::Config;
 use crate::cost::AccessCost;
 use crate::error::Error;
 use crate::hash::KeyMap;
-use crate::hierarchy::BackingCounters;
 use crate::request::{Op, Request};
 use crate::run::driver::{Clock, Common, Driver, Model, Stream, Warmup};
 use crate::run::timeline::Recorder;
@@ -46,11 +45,8 @@ use crate::vm::migrate::{
 use crate::vm::nodes::Nodes;
 use crate::vm::paging::{Paging, VPN_BITS, VPN_MASK};
 use crate::vm::placement::Placement;
-use crate::vm::result::VmResult;
 use crate::vm::tiered_config::PlacementKind;
 use crate::vm::tiered_result::{NodeResult, Overheads, TieredResult};
-use crate::vm::tlb::Tlb;
-use crate::vm::walk::{Walker, PTE_BYTES};
 
 /// A node's access cost, with the small-access shortcut the core uses
 /// (every access up to the transfer unit costs the same).
