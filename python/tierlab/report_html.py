@@ -38,9 +38,6 @@ def _png_b64(fig: Figure) -> str:
 
 def _table_html(df: pd.DataFrame) -> str:
     shown = formatted(df.head(MAX_TABLE_ROWS))
-    # A long header breaks after a dot or an underscore (a zero-width
-    # space), never inside a word: "tiers.0.capac|ity" read as two words.
-    shown.columns = [str(c).replace(".", ".\u200b").replace("_", "_\u200b") for c in shown.columns]
     # In a box of its own that scrolls sideways: the table of all results
     # has a column per metric (60 and more) and overflowed the page.
     out: str = "<div class='wide'>" + shown.to_html(index=False, border=0, classes="results")
@@ -116,7 +113,7 @@ h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; } h3 { font-siz
 table.results { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
 table.results th, table.results td { padding: 2px 8px; border-bottom: 1px solid #ddd;
   text-align: right; }
-table.results th { background: #f4f4f4; overflow-wrap: normal; min-width: 4em; }
+table.results th { background: #f4f4f4; white-space: nowrap; }
 .wide { overflow-x: auto; max-width: 100%; }
 img { max-width: 100%; } .meta { color: #555; font-size: 0.9em; }
 figcaption { font-size: 0.9em; color: #333; } figcaption .file { color: #777; }
