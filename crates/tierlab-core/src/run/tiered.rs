@@ -161,16 +161,7 @@ impl Tiered {
             let tag = ((pi as u64) << VPN_BITS) | (vpn & VPN_MASK);
             heard |= self.page(tag, part, write, pi, t);
         }
-        if t >= self.next_tick {
-            self.policy.tick(t, &self.nodes, &mut self.m);
-            heard = true;
-        }
-        if heard {
-            if !self.m.is_empty() {
-                self.apply(t);
-            }
-            self.next_tick = self.policy.next_tick();
-        }
+        self.settle(t, heard);
         (first == last).then_some(((pi as u64) << VPN_BITS) | (first & VPN_MASK))
     }
 
@@ -233,16 +224,7 @@ impl Tiered {
             self.c.procs[pi].runtime_ns += extra;
         }
         let t = self.now();
-        if t >= self.next_tick {
-            self.policy.tick(t, &self.nodes, &mut self.m);
-            heard = true;
-        }
-        if heard {
-            if !self.m.is_empty() {
-                self.apply(t);
-            }
-            self.next_tick = self.policy.next_tick();
-        }
+        self.settle(t, heard);
     }
 
     /// One page part of a reference: its node (placed if new), its access
@@ -330,6 +312,24 @@ impl Tiered {
     /// Carries out what the policy asked: a scan, then the moves, each
     /// charged.
     #[cold]
+    /// After the policy heard references at time `t` (`heard`), or when
+    /// its next tick is due: the tick, the moves it asked for, and its next
+    /// tick's time (one place for the per-reference and the run-of-repeats
+    /// paths).
+    #[inline]
+    fn settle(&mut self, t: f64, mut heard: bool) {
+        if t >= self.next_tick {
+            self.policy.tick(t, &self.nodes, &mut self.m);
+            heard = true;
+        }
+        if heard {
+            if !self.m.is_empty() {
+                self.apply(t);
+            }
+            self.next_tick = self.policy.next_tick();
+        }
+    }
+
     fn apply(&mut self, t: f64) {
         if self.m.scan > 0 {
             let n = self.nodes.scan(self.m.scan, t);
