@@ -241,10 +241,11 @@ impl Hierarchy {
     /// at which a periodic flush of tier j writes a dirty entry back (0:
     /// every dirty entry, as without ages); `limits[j]`, the dirty amount
     /// in the tier's charge units past which its oldest dirty entries are
-    /// written back until it is at the limit again. Call before the first
+    /// written back, in batches of the second number of entries, until it
+    /// is at the limit again. Call before the first
     /// request; without it (or with no age and no limit) flushes write
     /// every dirty entry.
-    pub fn with_aged_writeback(mut self, ages: Vec<f64>, limits: Vec<Option<u64>>) -> Self {
+    pub fn with_aged_writeback(mut self, ages: Vec<f64>, limits: Vec<Option<(u64, u64)>>) -> Self {
         assert_eq!(
             self.totals.requests, 0,
             "with_aged_writeback after requests"
@@ -261,7 +262,8 @@ impl Hierarchy {
             let unit = self.tiers[j].counts_objects();
             let sx = self.sx(j);
             if let Some(a) = self.stores[sx].aged_mut() {
-                a.set_limit(j, l.unwrap_or(u64::MAX), unit);
+                let (limit, batch) = l.unwrap_or((u64::MAX, 1));
+                a.set_limit(j, limit, unit, batch);
             }
         }
         self.dirty_limits = limits.iter().any(Option::is_some);

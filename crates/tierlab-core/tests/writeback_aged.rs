@@ -151,6 +151,26 @@ fn a_dirty_threshold_counts_what_leaves_the_tier() {
 }
 
 #[test]
+fn a_dirty_batch_writes_whole_batches_of_the_oldest() {
+    // bdflush writes batches of 32 (`NRSYNC`): here 3. Past 3 dirty, the 3
+    // oldest go, not only the one over.
+    let mut h = dram("dirty_threshold = 0.3\ndirty_batch = 3");
+    for k in 1..=4 {
+        write(&mut h, k);
+    }
+    assert_eq!(h.backing.writes, 3);
+    assert!(!dirty(&h, 1) && !dirty(&h, 2) && !dirty(&h, 3) && dirty(&h, 4));
+    // Under the threshold again until it is passed again.
+    for k in 5..=6 {
+        write(&mut h, k);
+    }
+    assert_eq!(h.backing.writes, 3);
+    write(&mut h, 7);
+    assert_eq!(h.backing.writes, 6, "4 dirty: a batch of the 3 oldest");
+    assert!(dirty(&h, 7) && !dirty(&h, 4));
+}
+
+#[test]
 fn dirty_memory_sets_what_the_threshold_is_a_share_of() {
     // 50% of 4 objects (not of the tier's 10) = 2.
     let mut h = dram("dirty_threshold = 0.5\ndirty_memory = 4");
@@ -187,6 +207,11 @@ fn age_and_threshold_keys_are_checked() {
             "dirty_threshold = 0.3\ndirty_memory = 0",
             "hierarchy.dirty_memory",
             "greater than zero",
+        ),
+        (
+            "dirty_threshold = 0.3\ndirty_batch = 0",
+            "hierarchy.dirty_batch",
+            "at least 1",
         ),
     ];
     for (extra, key, msg) in bad {

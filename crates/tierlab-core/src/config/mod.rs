@@ -96,6 +96,9 @@ pub struct HierarchyConfig {
     /// Default memory `dirty_threshold` is a share of (None: each tier's
     /// capacity).
     pub dirty_memory: Option<Size>,
+    /// Default entries per write-back batch past the threshold (None: 1,
+    /// exactly down to it; Linux 2.4's bdflush: 32).
+    pub dirty_batch: Option<u64>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -117,11 +120,12 @@ pub struct TierConfig {
     pub overhead: Nanos,
     pub write: Option<WritePolicy>,
     pub flush_interval: Option<Nanos>,
-    /// This tier's `flush_age`, `dirty_threshold`, `dirty_memory` (each
-    /// `[hierarchy]`'s when left out).
+    /// This tier's `flush_age`, `dirty_threshold`, `dirty_memory`,
+    /// `dirty_batch` (each `[hierarchy]`'s when left out).
     pub flush_age: Option<Nanos>,
     pub dirty_threshold: Option<f64>,
     pub dirty_memory: Option<Size>,
+    pub dirty_batch: Option<u64>,
     /// The device this tier is to the time layer (time/config.rs).
     pub channels: Option<u64>,
     #[serde(default)]
@@ -286,12 +290,13 @@ fn power_down_check(
 /// Finite and greater than zero (NaN is neither).
 /// The write-back keys of a tier (`at` = "tier[i].") or of `[hierarchy]`
 /// (`at` = "hierarchy."): an age needs a flush period to be checked at, a
-/// threshold is a share, its memory a non-zero size.
+/// threshold is a share, its memory a non-zero size, its batch 1 or more.
 fn aged_check(
     age: Option<Nanos>,
     every: Option<Nanos>,
     threshold: Option<f64>,
     memory: Option<Size>,
+    batch: Option<u64>,
     at: &str,
 ) -> Result<(), ConfigError> {
     if let Some(a) = age {
@@ -315,6 +320,12 @@ fn aged_check(
                 format!("{t} is out of range; must be a share above 0 and at most 1 (Linux 2.4's bdflush: 0.3)"),
             ));
         }
+    }
+    if batch == Some(0) {
+        return Err(ConfigError::at(
+            format!("{at}dirty_batch"),
+            "must be at least 1 (Linux 2.4's bdflush: 32)",
+        ));
     }
     if memory == Some(Size::Absolute(0)) {
         return Err(ConfigError::at(
@@ -479,6 +490,7 @@ impl Config {
                 t.flush_interval.or(self.hierarchy.flush_interval),
                 t.dirty_threshold,
                 t.dirty_memory,
+                t.dirty_batch,
                 &p(""),
             )?;
             power_down_check(&cat, &t.tech, t.power_down, &p("power_down"))?;
@@ -535,6 +547,7 @@ impl Config {
             h.flush_interval.or(every.then_some(Nanos(1.0))),
             h.dirty_threshold,
             h.dirty_memory,
+            h.dirty_batch,
             "hierarchy.",
         )?;
         if self.run.max_requests == Some(0) {

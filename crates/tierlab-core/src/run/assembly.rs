@@ -310,7 +310,8 @@ pub fn hierarchy_of(
                 .map(|share| {
                     let memory = t.dirty_memory.or(h.dirty_memory);
                     let of = memory.map_or(capacity, |m| m.resolve(footprint));
-                    (share * of as f64).floor() as u64
+                    let batch = t.dirty_batch.or(h.dirty_batch).unwrap_or(1);
+                    ((share * of as f64).floor() as u64, batch)
                 }),
         );
     }

@@ -37,6 +37,9 @@ struct Level {
     limit: u64,
     /// The tier counts objects, not bytes.
     unit: bool,
+    /// A threshold's write-back takes whole batches of this many entries
+    /// (bdflush's `NRSYNC`, 32 buffers; 1: exactly down to the limit).
+    batch: u64,
 }
 
 /// The aged dirty books of one store (`Store::track_aged`).
@@ -65,11 +68,13 @@ impl Aged {
     }
 
     /// Tier `level` writes back its oldest dirty entries past `limit`
-    /// (charge units: objects when `unit`, else bytes).
-    pub(crate) fn set_limit(&mut self, level: usize, limit: u64, unit: bool) {
+    /// (charge units: objects when `unit`, else bytes), in whole batches of
+    /// `batch` entries.
+    pub(crate) fn set_limit(&mut self, level: usize, limit: u64, unit: bool, batch: u64) {
         let l = self.level(level);
         l.limit = limit;
         l.unit = unit;
+        l.batch = batch.max(1);
     }
 
     /// The entry in `slot` (of `size` bytes) has become dirty in tier `level`.
@@ -128,8 +133,9 @@ impl Aged {
     /// entries that became dirty at or before `cutoff` (kupdate:
     /// `sync_old_buffers` writes from the head while the head's flush time
     /// has come); with `amount`, instead, the oldest live entries until
-    /// their charge (`charge` of a slot) reaches `amount` (bdflush: the
-    /// oldest until the dirty share is under the threshold). Their slots,
+    /// their charge (`charge` of a slot) reaches `amount`, in whole batches
+    /// of the level's `batch` entries (bdflush: batches of the oldest until
+    /// the dirty share is under the threshold). Their slots,
     /// oldest first; the caller cleans them (which makes their items stale).
     pub(super) fn take_oldest(
         &mut self,
@@ -142,12 +148,12 @@ impl Aged {
         let Some(l) = self.levels.get_mut(level) else {
             return out;
         };
-        let unit = l.unit;
+        let (unit, batch) = (l.unit, l.batch.max(1));
         let mut log = std::mem::take(&mut l.log);
         let mut got = 0u64;
         while let Some(d) = log.front().copied() {
             match amount {
-                Some(a) if got >= a => break,
+                Some(a) if got >= a && out.len() as u64 % batch == 0 => break,
                 None if d.at > cutoff => break,
                 _ => {}
             }
