@@ -16,7 +16,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -50,8 +50,11 @@ def run_measured(
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
     stdin: int | None = subprocess.DEVNULL,
+    address_space_mib: int | None = None,
 ) -> Measured:
-    """Runs ``tierlab ARGS``; kills it (and its process group) at ``timeout``."""
+    """Runs ``tierlab ARGS``; kills it (and its process group) at ``timeout``.
+    ``address_space_mib`` limits the child's address space (RLIMIT_AS), for
+    the cases that check what a failed allocation does."""
     full_env = dict(os.environ)
     full_env.pop("COLUMNS", None)
     if env:
@@ -65,6 +68,7 @@ def run_measured(
         cwd=cwd,
         env=full_env,
         start_new_session=True,
+        preexec_fn=None if address_space_mib is None else _limit_as(address_space_mib),
     )
     if p.stdin is not None:
         p.stdin.close()  # a pipe with no writer: the child sees its end
@@ -107,6 +111,15 @@ def run_measured(
         time.monotonic() - t0,
         timed_out,
     )
+
+
+def _limit_as(mib: int) -> Callable[[], None]:
+    def limit() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (mib << 20, mib << 20))
+
+    return limit
 
 
 def assert_one_line_error(r: Measured, *needles: str) -> str:

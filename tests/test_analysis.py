@@ -31,7 +31,7 @@ def s1_frame() -> pd.DataFrame:
                         "status": "ok",
                         "rep": rep,
                         "workload.type": "w",
-                        "tier[0].slowdown": s,
+                        "tier.0.slowdown": s,
                         "tiers.0.capacity": c,
                         "throughput_rps": y + dy,
                     }
@@ -66,7 +66,7 @@ def test_equivalent_capacity_interpolates_between_swept_sizes() -> None:
 def test_equivalent_capacity_needs_the_baseline() -> None:
     df = s1_frame()
     with pytest.raises(ValueError, match="slowdown"):
-        equivalent_capacity(df[df["tier[0].slowdown"] == 2])
+        equivalent_capacity(df[df["tier.0.slowdown"] == 2])
 
 
 def test_crossing_edges() -> None:

@@ -424,3 +424,49 @@ def test_api_follows_python_and_pandas_conventions(tmp_path: Path) -> None:
     tierlab.sweep(exp, store=tmp_path / "e.sqlite")
     df = tierlab.load(tmp_path / "e.sqlite")
     assert pd.api.types.is_datetime64_any_dtype(df["finished_at"])
+
+
+def test_load_names_every_column_one_way(tmp_path: Path) -> None:
+    """Regression (issue 38, item 6): load() named one parameter
+    `tier[0].capacity` (its axis) and `tiers.0.capacity` (its metric). Every
+    column is dotted now, an index a part of its own; the old axis names
+    answer for one release with a DeprecationWarning."""
+    from tierlab.config import parse_path
+
+    exp = tmp_path / "e.toml"
+    exp.write_text(
+        '[experiment]\nname = "e"\nmetrics = ["miss_ratio", "tiers.0.capacity"]\n'
+        "timeline = true\n"
+        '[base.workload]\ntype = "zipf"\nobjects = 200\nrequests = 2000\n'
+        "[base.run]\ninterval = 1000\n"
+        '[[base.tier]]\ntech = "DRAM-DDR3"\ncapacity = "10%"\npolicy = "lru"\n'
+        '[[axis]]\nkey = "tier[0].capacity"\nvalues = ["5%", "10%"]\n'
+        '[[axis]]\nkey = "tier.0.policy"\nvalues = ["lru", "fifo"]\n'
+    )
+    store = tmp_path / "e.sqlite"
+    tierlab.sweep(exp, store=store)
+    df = tierlab.load(store)
+    axes = ["tier.0.capacity", "tier.0.policy"]
+    assert [c for c in df.columns if c.startswith("tier")] == [*axes, "tiers.0.capacity"]
+    assert not [c for c in df.columns if "[" in c]
+    # A column name is a key path too: it parses as the bracketed one does.
+    assert parse_path("tier.0.capacity") == parse_path("tier[0].capacity")
+    assert set(df["tier.0.capacity"]) == {"5%", "10%"}
+    assert df["tiers.0.capacity"].dtype.kind in "iu"
+    # The old names, for one release.
+    with pytest.warns(DeprecationWarning, match=r"'tier\[0\].capacity' is named 'tier.0.capacity'"):
+        old = df["tier[0].capacity"]
+    assert old.tolist() == df["tier.0.capacity"].tolist()
+    ok = df[df["status"] == "ok"]
+    with pytest.warns(DeprecationWarning):
+        means = ok.groupby("tier[0].capacity")["miss_ratio"].mean()
+    assert means.index.name == "tier.0.capacity" and len(means) == 2
+    with pytest.warns(DeprecationWarning):
+        wide = ok.pivot(index="tier[0].capacity", columns="tier.0.policy", values="miss_ratio")
+    assert wide.shape == (2, 2)
+    with pytest.raises(KeyError):
+        df["tier[1].capacity"]  # not an axis: no alias
+    t = tierlab.store.load_timelines(store)
+    assert set(axes) <= set(t.columns)
+    with pytest.warns(DeprecationWarning):
+        assert set(t["tier[0].capacity"]) == {"5%", "10%"}

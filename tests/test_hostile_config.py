@@ -178,3 +178,95 @@ def test_model_result_that_overflows_is_an_error_not_infinity() -> None:
     """`model breakeven-price --ratio 1e-320 --json` printed -Infinity (not JSON)."""
     r = run_measured(["model", "breakeven-price", "--ratio", "1e-320", "--json"])
     bounded(r, "breakeven-price", "not a finite number", "ratio = 1e-320")
+
+
+# The address space a small run fits in (the interpreter, the engine and a
+# 64-entry TLB take under 60 MiB), and each structure below needs more
+# than this on its own. A failed allocation aborted the process (SIGABRT,
+# "memory allocation of N bytes failed").
+LIMIT_MIB = 64
+
+_VM = (
+    '[workload]\ntype = "trace"\npath = "{trace}"\n'
+    '[[tier]]\nname = "dram"\ntech = "DRAM-DDR3"\ncapacity = "1MiB"\npolicy = "lru"\n'
+    "[vm]\n{vm}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("what", "small", "big", "key"),
+    [
+        ("tlb", "tlb = { entries = 64 }", "tlb = { entries = 1048576 }", "vm.tlb.entries"),
+        (
+            "walk cache",
+            "walk = { cache = { entries = 64 } }",
+            "walk = { cache = { entries = 1048576 } }",
+            "vm.walk.cache.entries",
+        ),
+        (
+            "bloom",
+            'admission = { type = "bloom", window = 1000 }',
+            'admission = { type = "bloom", window = 100000000 }',
+            "tier[0].admission.window",
+        ),
+        (
+            "clients",
+            '[load]\ntype = "closed"\nclients = 4',
+            '[load]\ntype = "closed"\nclients = 1048576',
+            "load.clients",
+        ),
+        (
+            "flashcache",
+            'capacity = "16MiB"\npolicy = "flashcache"',
+            'capacity = "4TiB"\npolicy = "flashcache"',
+            "tier[0].policy.block",
+        ),
+        ("zipf", "objects = 1000", "objects = 67108864", "workload.objects"),
+    ],
+)
+def test_memory_a_size_asks_for_is_one_line_when_refused(
+    tmp_path: Path, what: str, small: str, big: str, key: str
+) -> None:
+    """Under a memory limit, each size-like key's structure is asked of the
+    allocator before it is built: exit 2 naming the key and the bytes."""
+
+    def write(v: str) -> Path:
+        if what in ("tlb", "walk cache"):
+            t = tmp_path / "m.lackey"
+            t.write_text("==1== Lackey\n L 7ff000,8\n S 7ff008,4\n")
+            c = tmp_path / "vm.toml"
+            c.write_text(_VM.format(trace=t.name, vm=v))
+            return c
+        if what == "bloom":
+            return config(tmp_path, tier=v)
+        if what == "clients":
+            return config(tmp_path, rest=v)
+        if what == "flashcache":
+            return config(tmp_path, **{'capacity = "1MiB"\npolicy = "lru"': v})
+        return config(tmp_path, **{"objects = 1000": v})
+
+    ok = run_measured(["run", write(small)], address_space_mib=LIMIT_MIB, timeout=60)
+    if ok.code != 0:
+        pytest.skip(f"a small run does not fit in {LIMIT_MIB} MiB of address space here")
+    r = run_measured(["run", write(big)], address_space_mib=LIMIT_MIB, timeout=60)
+    line = bounded(r, key, "bytes", "could not be allocated")
+    assert "memory allocation" not in r.err
+    assert line.startswith(f"error: {key}: "), line
+
+
+def test_flashcache_blocks_have_a_maximum(tmp_path: Path) -> None:
+    """A 1000 TiB FlashCache tier asked for 402 GB of tables and aborted."""
+    c = config(
+        tmp_path,
+        **{'capacity = "1MiB"\npolicy = "lru"': 'capacity = "1000TiB"\npolicy = "flashcache"'},
+    )
+    bounded(run_measured(["run", c]), "tier[0].policy.block", "at most 134217728")
+
+
+def test_a_long_key_is_clipped_once(tmp_path: Path) -> None:
+    """A 5,000-character table name was clipped twice: `xxx... (203
+    characters) (5000 characters)`."""
+    c = config(tmp_path, rest="[" + "x" * 5000 + "]\n")
+    line = bounded(run_measured(["run", c]), "(5000 characters)")
+    assert line.count("characters)") == 2 and "(203 characters)" not in line, line
+    assert len(line) < 600, line

@@ -188,8 +188,8 @@ def test_flagship_sweep_lines_are_apart_and_sizes_in_mib(
 ) -> None:
     store, r = flagship
     df = tierlab.load(store)
-    top = df[df["tier[0].capacity"] == df["tier[0].capacity"].max()]
-    tp = top.set_index("tier[0].slowdown")["throughput_rps"]
+    top = df[df["tier.0.capacity"] == df["tier.0.capacity"].max()]
+    tp = top.set_index("tier.0.slowdown")["throughput_rps"]
     # Slowdown 5 loses at least a tenth of slowdown 1's throughput: an effect
     # the plot shows, not two lines drawn over each other.
     assert tp[5] < 0.9 * tp[1], tp

@@ -395,7 +395,7 @@ def test_killed_sweep_resumes_without_recomputing(tmp_path: Path) -> None:
     # the points finished before the kill were not recomputed
     assert {h: after[h] for h in before} == before
     df = tierlab.load(store)
-    assert df["tier[0].capacity"].tolist() == [f"{i}%" for i in range(1, 11)]
+    assert df["tier.0.capacity"].tolist() == [f"{i}%" for i in range(1, 11)]
     assert df["miss_ratio"].is_monotonic_decreasing
 
 

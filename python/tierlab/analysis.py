@@ -70,7 +70,7 @@ def crossing(xs: Sequence[float], ys: Sequence[float], target: float) -> float:
 def equivalent_capacity(
     df: pd.DataFrame,
     *,
-    slowdown: str = "tier[0].slowdown",
+    slowdown: str = "tier.0.slowdown",
     capacity: str = "tiers.0.capacity",
     metric: str = "throughput_rps",
     baseline: float = 1,
@@ -112,7 +112,7 @@ def equivalent_capacity(
     Examples
     --------
     >>> import pandas as pd
-    >>> df = pd.DataFrame({"tier[0].slowdown": [1, 1, 1, 2, 2, 2],
+    >>> df = pd.DataFrame({"tier.0.slowdown": [1, 1, 1, 2, 2, 2],
     ...                    "tiers.0.capacity": [100, 200, 300] * 2,
     ...                    "throughput_rps": [10, 20, 30, 5, 15, 25]})
     >>> equivalent_capacity(df)[["slowdown", "capacity", "equivalent_capacity", "ratio"]]

@@ -199,15 +199,19 @@ _SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*|\[[0-9]+\])")
 
 
 def parse_path(path: str) -> list[str | int]:
-    """Splits a key path into names and list indexes.
+    """Splits a key path into names and list indexes. An index is written
+    ``[1]`` or, as the results' columns name it, as a part of its own.
 
-    >>> parse_path("tier[1].policy.type")
-    ['tier', 1, 'policy', 'type']
+    >>> parse_path("tier[1].policy.type"), parse_path("tier.1.policy.type")
+    (['tier', 1, 'policy', 'type'], ['tier', 1, 'policy', 'type'])
     """
     out: list[str | int] = []
     for part in path.split("."):
         if not part:
             raise ValueError(f"{path!r}: empty segment")
+        if part.isascii() and part.isdigit() and out:
+            out.append(int(part))
+            continue
         pos = 0
         while pos < len(part):
             m = _SEGMENT.match(part, pos)
@@ -217,6 +221,21 @@ def parse_path(path: str) -> list[str | int]:
             out.append(int(tok[1:-1]) if tok.startswith("[") else tok)
             pos = m.end()
     return out
+
+
+def column_name(path: str) -> str:
+    """The results' column of a config key path: one naming for every
+    column, dotted, an index a part of its own (``tier[0].capacity`` ->
+    ``tier.0.capacity``, as a kept metric is ``tiers.0.hits``). A path
+    that does not parse is its own name.
+
+    >>> column_name("tier[0].capacity"), column_name("workload.alpha")
+    ('tier.0.capacity', 'workload.alpha')
+    """
+    try:
+        return ".".join(str(s) for s in parse_path(path))
+    except ValueError:
+        return path
 
 
 def set_path(cfg: dict[str, Any], path: str, value: Any, where: str) -> None:
@@ -232,6 +251,8 @@ def set_path(cfg: dict[str, Any], path: str, value: Any, where: str) -> None:
     walked = ""
     for i, seg in enumerate(segs):
         last = i == len(segs) - 1
+        if isinstance(seg, int) and isinstance(node, dict):
+            seg = str(seg)  # a table's key that is all digits (`techs.0`)
         if isinstance(seg, int):
             if not isinstance(node, list):
                 raise ConfigError(f"{where}: {walked} is not a list in the base config")

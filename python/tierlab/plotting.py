@@ -78,7 +78,8 @@ def value_text(v: Any) -> str:
 
 #: Config keys (their last part) whose numbers are bytes.
 _BYTES = ("capacity", "object_size", "page_size", "block_size", "size", "memory")
-_TIER = re.compile(r"^tier\[(\d+)\]\.")
+# A tier's key path, or its results column (tier.0.capacity).
+_TIER = re.compile(r"^tier(?:\[(\d+)\]|\.(\d+))\.")
 _NAMES = {
     "backing.tech": "storage",
     "load.clients": "clients",
@@ -93,12 +94,12 @@ def param_name(key: str) -> str:
     ``tier 0 capacity``, ``backing.tech`` -> ``storage``,
     ``vm.page_size`` -> ``vm page size``.
 
-    >>> param_name("tier[1].policy"), param_name("load.clients")
-    ('tier 1 policy', 'clients')
+    >>> param_name("tier[1].policy"), param_name("tier.1.policy"), param_name("load.clients")
+    ('tier 1 policy', 'tier 1 policy', 'clients')
     """
     if key in _NAMES:
         return _NAMES[key]
-    name = _TIER.sub(lambda m: f"tier {m.group(1)} ", key)
+    name = _TIER.sub(lambda m: f"tier {m.group(1) or m.group(2)} ", key)
     return name.replace(".", " ").replace("_", " ")
 
 

@@ -56,9 +56,10 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-_SLOWDOWN = re.compile(r"^tier\[(\d+)\]\.slowdown$")
-_CAPACITY = re.compile(r"^tier\[(\d+)\]\.capacity$")
-_ADMISSION = re.compile(r"^tier\[(\d+)\]\.admission$")
+# Axis columns, as tierlab.load names them (tier.0.capacity).
+_SLOWDOWN = re.compile(r"^tier\.(\d+)\.slowdown$")
+_CAPACITY = re.compile(r"^tier\.(\d+)\.capacity$")
+_ADMISSION = re.compile(r"^tier\.(\d+)\.admission$")
 _BACKING = "backing.tech"
 
 
@@ -793,12 +794,13 @@ def build_sections(
 ) -> tuple[dict[str, Any], pd.DataFrame, list[Section]]:
     """The experiment's metadata, its results and the report sections its
     axes call for."""
+    from tierlab.config import column_name
     from tierlab.store import load, load_experiment_meta
 
     meta = load_experiment_meta(store, experiment)
     name = meta["name"]
     df = load(store, name)
-    axes = [a["key"] for a in meta.get("axes", [])]
+    axes = [column_name(a["key"]) for a in meta.get("axes", [])]
     sections: list[Section] = []
     slow = next((a for a in axes if _SLOWDOWN.match(a)), None)
     cap = next((a for a in axes if _CAPACITY.match(a)), None)

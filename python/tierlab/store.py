@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tierlab._atomic import atomic_path
+from tierlab._frames import renamed
+from tierlab.config import column_name
 from tierlab.errors import StoreError
 
 if TYPE_CHECKING:
@@ -404,11 +406,18 @@ def load(path: str | os.PathLike[str], experiment: str | None = None) -> pd.Data
 
     Columns: ``experiment``, ``point`` (its index in the experiment),
     ``hash``, ``status`` (``"ok"`` or ``"error"``), ``error``, ``rep``,
-    ``seed``, one column per axis named by its key path (holding the
-    value, or its label), one per kept metric named by its summary path
-    (``miss_ratio``, ``tiers.0.hits``), ``elapsed_s``, ``version`` and
-    ``finished_at`` (a pandas datetime with the machine's UTC offset; a
-    string before 0.2: CHANGELOG.md).
+    ``seed``, one column per axis (holding the value, or its label), one
+    per kept metric named by its summary path (``miss_ratio``,
+    ``tiers.0.hits``), ``elapsed_s``, ``version`` and ``finished_at`` (a
+    pandas datetime in UTC; a string before 0.2: CHANGELOG.md).
+
+    Every column is named one way, dotted, an index a part of its own: the
+    axis ``tier[0].capacity`` is the column ``tier.0.capacity`` (the value
+    as the experiment gives it, ``"10%"`` or ``"4MiB"``), beside the
+    metric ``tiers.0.capacity`` (the bytes the run had). A column name is
+    also a key path an experiment or an override may use. The old axis
+    names (``df["tier[0].capacity"]``) still answer, with a
+    DeprecationWarning, until 0.3.
 
     Parameters
     ----------
@@ -421,7 +430,8 @@ def load(path: str | os.PathLike[str], experiment: str | None = None) -> pd.Data
 
     with _open(path) as s:
         exp = _pick(s, experiment)
-        axes = _axis_keys(s, exp)
+        keys = _axis_keys(s, exp)
+        axes = [column_name(k) for k in keys]
         records: list[dict[str, Any]] = []
         # The experiment's named metrics in their order, so that one the
         # first points lack (a `memorage` object only some points have)
@@ -437,7 +447,7 @@ def load(path: str | os.PathLike[str], experiment: str | None = None) -> pd.Data
                 "rep": r["rep"],
                 "seed": r["seed"],
             }
-            rec.update(json.loads(r["labels"]))
+            rec.update({column_name(k): v for k, v in json.loads(r["labels"]).items()})
             metrics = json.loads(r["metrics"]) if r["metrics"] else {}
             for k in metrics or {}:
                 if k not in metric_cols:
@@ -455,7 +465,7 @@ def load(path: str | os.PathLike[str], experiment: str | None = None) -> pd.Data
     df = pd.DataFrame.from_records(records, columns=cols)
     # A time, not text (pandas' convention): sortable, and .dt works.
     df["finished_at"] = pd.to_datetime(df["finished_at"], format="%Y-%m-%dT%H:%M:%S%z", utc=True)
-    return df
+    return renamed(df, dict(zip(keys, axes, strict=True)))
 
 
 def load_timelines(path: str | os.PathLike[str], experiment: str | None = None) -> pd.DataFrame:
@@ -469,20 +479,23 @@ def load_timelines(path: str | os.PathLike[str], experiment: str | None = None) 
     frames: list[pd.DataFrame] = []
     with _open(path) as s:
         exp = _pick(s, experiment)
-        axes = _axis_keys(s, exp)
+        keys = _axis_keys(s, exp)
+        axes = [column_name(k) for k in keys]
         for r in s.rows(exp):
             if not r["timeline"]:
                 continue
             t = pd.DataFrame(json.loads(r["timeline"]))
             labels = json.loads(r["labels"])
             front = {"experiment": r["experiment"], "hash": r["hash"], "rep": r["rep"]}
-            front.update({a: labels.get(a) for a in axes})
+            front.update({a: labels.get(k) for k, a in zip(keys, axes, strict=True)})
             for i, (k, v) in enumerate(front.items()):
                 t.insert(i, k, v)
             frames.append(t)
     if not frames:
-        return pd.DataFrame(columns=["experiment", "hash", "rep", *axes, "requests"])
-    return pd.concat(frames, ignore_index=True)
+        df = pd.DataFrame(columns=["experiment", "hash", "rep", *axes, "requests"])
+    else:
+        df = pd.concat(frames, ignore_index=True)
+    return renamed(df, dict(zip(keys, axes, strict=True)))
 
 
 def load_experiment_meta(

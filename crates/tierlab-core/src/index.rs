@@ -60,6 +60,17 @@ impl SlotIndex {
     }
 
     /// A table that holds `n` keys without growing.
+    /// The bytes [`SlotIndex::with_capacity`]`(n)` allocates.
+    pub fn bytes_with_capacity(n: usize) -> u64 {
+        let buckets = (2 * n as u64).next_power_of_two().max(16);
+        buckets.saturating_mul(std::mem::size_of::<Bucket>() as u64)
+    }
+
+    /// The bytes its buckets take.
+    pub fn bytes(&self) -> usize {
+        self.buckets.capacity() * std::mem::size_of::<Bucket>()
+    }
+
     pub fn with_capacity(n: usize) -> Self {
         let buckets = (2 * n).next_power_of_two().max(16);
         SlotIndex {

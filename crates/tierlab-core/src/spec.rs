@@ -18,6 +18,11 @@ pub struct ConfigError {
     pub msg: String,
 }
 
+/// The longest key path an error echoes whole: a key written with 5,000
+/// characters is cut to this many (and its length said), short enough
+/// that the message's own bound leaves it as it is.
+const KEY_CHARS: usize = 80;
+
 impl ConfigError {
     /// The key path and the message, both of bounded length
     /// ([`crate::units::bound_message`]): an error may echo a key or a
@@ -25,10 +30,32 @@ impl ConfigError {
     pub fn at(path: impl Into<String>, msg: impl Into<String>) -> Self {
         let (path, msg) = (path.into(), msg.into());
         ConfigError {
-            path: crate::units::clip(&path, 200).into_owned(),
+            path: crate::units::clip(&path, KEY_CHARS).into_owned(),
             msg: crate::units::bound_message(&msg),
         }
     }
+}
+
+/// Asks the allocator for `bytes` and gives them back at once: a
+/// size-like key (a TLB's entries, a Bloom window, the clients) whose
+/// structure the machine, or the process's memory limit, cannot hold is
+/// one line naming the key and the bytes asked, before the run starts,
+/// not an abort half way through building it. The structure is built
+/// right after, in the same process; `what` says what needs the memory.
+pub fn probe_memory(path: &str, what: &str, bytes: u64) -> Result<(), ConfigError> {
+    let mut v: Vec<u8> = Vec::new();
+    let ok = usize::try_from(bytes).is_ok_and(|n| v.try_reserve_exact(n).is_ok());
+    drop(v);
+    if ok {
+        return Ok(());
+    }
+    Err(ConfigError::at(
+        path,
+        format!(
+            "{what} need {bytes} bytes ({}) of memory, which could not be allocated",
+            crate::units::human_bytes(bytes)
+        ),
+    ))
 }
 
 /// A parameter table without its `type`.

@@ -49,7 +49,7 @@ EXPERIMENTS = (("postmark", "s1"), ("bonnie", "s1-bonnie"))
 #: S1's figure of each workload's curves, and what its throughput counts.
 FIG = {"postmark": 8, "bonnie": 11}
 WHAT = {"postmark": "PostMark page requests", "bonnie": "Bonnie seek-phase page requests"}
-SLOWDOWN = "tier[0].slowdown"
+SLOWDOWN = "tier.0.slowdown"  # its results column (tierlab.load)
 CAPACITY = "tier[0].capacity"
 
 

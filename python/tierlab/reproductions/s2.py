@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tierlab.reproduce import Context, Figure, Outcome, System
 
-_AX, _RUNS = "tier[1].admission", "workload.postmark.runs"
+_AX, _RUNS = "tier.1.admission", "workload.postmark.runs"  # results columns
 _LABELS = ("page cache alone", "extended buffer cache")
 
 

@@ -27,7 +27,7 @@ S5_BREAK_EVEN = {"scm": 2.0, "hdd": 1.0}
 STORAGE = {"scm": "SCM-S5", "hdd": "HDD"}
 #: The experiment's admission labels: no cache, LRU, admission control.
 NONE, LRU, AC = "no cache", "lru", "ac"
-CONFIG = "tier[0].admission"
+CONFIG = "tier.0.admission"  # its results column (tierlab.load)
 WORKLOADS = ("web", "proxy")
 
 NOTES = (
@@ -75,18 +75,18 @@ def gains(df: pd.DataFrame) -> pd.DataFrame:
         config=CONFIG,
         baseline=NONE,
         metric="total_time_ns",
-        by=["workload", "backing.tech", "tier[0].capacity"],
+        by=["workload", "backing.tech", "tier.0.capacity"],
     )
-    keys = ["workload", "backing.tech", "tier[0].capacity", CONFIG]
+    keys = ["workload", "backing.tech", "tier.0.capacity", CONFIG]
     m = ok.groupby(keys, sort=False)[["tiers.0.hits", "tiers.0.admitted", "requests"]].mean()
     m = m.reset_index().rename(columns={CONFIG: "config"})
     m["hit_ratio"] = m["tiers.0.hits"] / m["requests"]
     m["inserted"] = m["tiers.0.admitted"] / m["requests"]
     g = g.merge(
-        m[["workload", "backing.tech", "tier[0].capacity", "config", "hit_ratio", "inserted"]],
-        on=["workload", "backing.tech", "tier[0].capacity", "config"],
+        m[["workload", "backing.tech", "tier.0.capacity", "config", "hit_ratio", "inserted"]],
+        on=["workload", "backing.tech", "tier.0.capacity", "config"],
     )
-    g["size"] = g["tier[0].capacity"].str.rstrip("%").astype(float) / 100
+    g["size"] = g["tier.0.capacity"].str.rstrip("%").astype(float) / 100
     return g.sort_values(["workload", "backing.tech", "config", "size"]).reset_index(drop=True)
 
 
@@ -350,7 +350,7 @@ def run(ctx: Context) -> Outcome:
             "storage, relative to no cache (S5 Figure 5).",
         ),
     ]
-    cols = ["workload", "backing.tech", "tier[0].capacity", "config", "gain", "hit_ratio"]
+    cols = ["workload", "backing.tech", "tier.0.capacity", "config", "gain", "hit_ratio"]
     t, big_t, tm = (float(scm_t[c]) for c in ("t_ns", "T_ns", "Tm_ns"))
     ac_lru = over_lru.groupby("workload")["ac gain over lru"].mean()
     notes = (

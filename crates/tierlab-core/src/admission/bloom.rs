@@ -109,6 +109,9 @@ impl AdmissionBuild for BloomSecondHit {
             count: 0,
         }
     }
+    fn memory(p: &BloomParams) -> Option<(&'static str, u64)> {
+        Some(("window", Geometry::of(p).bytes()))
+    }
     fn check(p: &BloomParams) -> Result<(), String> {
         if !(1..=u32::MAX as u64).contains(&p.window) {
             return Err(format!(

@@ -60,6 +60,11 @@ pub trait AdmissionBuild: Admission + Sized {
     fn check(_: &Self::Params) -> Result<(), String> {
         Ok(())
     }
+    /// Memory `build` allocates up front: (the parameter that sizes it,
+    /// bytes). A policy that grows as it is used has none.
+    fn memory(_: &Self::Params) -> Option<(&'static str, u64)> {
+        None
+    }
 }
 
 /// Registers every admission policy: `Variant => "name", Type;`. The only
@@ -95,6 +100,10 @@ macro_rules! registry {
                     })*
                     _ => Err(format!("unknown admission policy {name:?}; expected one of {}", NAMES.join(", "))),
                 }
+            }
+            /// What [`AdmissionBuild::memory`] says of this policy.
+            pub fn memory(&self) -> Option<(&'static str, u64)> {
+                match self { $(AdmissionSpec::$variant(p) => <$ty>::memory(p)),* }
             }
             pub fn build(&self, ctx: &BuildCtx) -> AnyAdmission {
                 match self { $(AdmissionSpec::$variant(p) => AnyAdmission::$variant(<$ty>::build(p, ctx))),* }

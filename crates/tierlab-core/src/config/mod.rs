@@ -3,6 +3,7 @@
 //! rejected; every error names the key path and what is allowed.
 
 pub mod checks;
+pub mod memory;
 
 use crate::admission::AdmissionSpec;
 use crate::hierarchy::Fill;
@@ -593,7 +594,7 @@ impl Config {
         if let Some(vm) = &self.vm {
             checks::vm(self, vm)?;
         }
-        Ok(())
+        memory::check(self)
     }
 
     pub fn tier_name(&self, i: usize) -> String {

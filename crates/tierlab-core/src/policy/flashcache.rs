@@ -124,9 +124,32 @@ pub(super) fn geometry(
     Ok((ctx.capacity / set, unit))
 }
 
-/// `p` against the capacity of the tier it is built for.
+/// The most logical blocks a FlashCache tier may have (16 TiB of the
+/// default 128 KiB blocks): its tables take about 80 bytes a block from
+/// the start (the block, its wear, its set's share), and its slots are
+/// numbered in 32 bits.
+pub const MAX_BLOCKS: u64 = 1 << 27;
+
+/// `p` against the capacity of the tier it is built for: a geometry the
+/// capacity divides, of at most [`MAX_BLOCKS`] blocks whose tables the
+/// allocator gives (asked here, before `build`, which cannot fail).
 pub(super) fn fit(p: &FlashCacheParams, ctx: &BuildCtx) -> Result<(), (&'static str, String)> {
-    geometry(p, ctx).map(|_| ())
+    let (sets, _) = geometry(p, ctx)?;
+    let blocks = sets.saturating_mul(p.ways as u64);
+    if blocks > MAX_BLOCKS {
+        return Err((
+            "block",
+            format!(
+                "a capacity of {} in blocks of {} makes {blocks} blocks; at most {MAX_BLOCKS} (a larger block, or a smaller capacity)",
+                ctx.capacity,
+                human_bytes(p.block.resolve(0)),
+            ),
+        ));
+    }
+    let per_set = 4 + 4 + 8 + 8;
+    let bytes = blocks * (std::mem::size_of::<Block>() as u64 + 8) + sets * per_set;
+    crate::spec::probe_memory("", &format!("the tables of {blocks} blocks"), bytes)
+        .map_err(|e| ("block", e.msg))
 }
 
 const NONE: u32 = u32::MAX;

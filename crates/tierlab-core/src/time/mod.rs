@@ -20,6 +20,11 @@ pub mod theory;
 /// 64 MiB, and a closed system with more is not one a trace can fill).
 pub const MAX_CLIENTS: u64 = 1 << 20;
 
+/// Bytes a closed load's client takes from the start of the run, at most:
+/// its first event in the engine's heap (16, doubled by the heap's growth),
+/// its idle flag and its tally of requests and latency (32).
+pub const CLIENT_BYTES: u64 = 64;
+
 /// Whether a source's requests carry times an open load can arrive at:
 /// traces with a time field; generators and files read without one number
 /// their requests instead.

@@ -43,9 +43,42 @@ pub struct Tlb {
 }
 
 impl Tlb {
-    pub fn new(c: &TlbConfig) -> Self {
+    /// (sets, ways) of a TLB of `c`.
+    fn geometry(c: &TlbConfig) -> (usize, usize) {
         let ways = c.ways().max(1) as usize;
-        let sets = (c.entries as usize / ways).max(1);
+        ((c.entries as usize / ways).max(1), ways)
+    }
+
+    /// The index's capacity for `n` entries: at most an eighth full up to
+    /// 256 entries (32 KiB of buckets at most; 8 KiB at 64), a quarter
+    /// full above: short probe runs for the lookup and the backward shift
+    /// of a removal, which every miss of a full TLB makes (a quarter full,
+    /// the 64-entry TLB of the VM benchmark spent 9% more instructions
+    /// probing), without doubling a large second level's table.
+    fn index_capacity(n: usize) -> usize {
+        if n <= 256 {
+            4 * n
+        } else {
+            2 * n
+        }
+    }
+
+    /// The bytes a TLB of `c` allocates (a tag and two ring links per
+    /// entry, a head per set, the index of a wide set): what
+    /// `config::memory` asks the allocator for before the run builds it.
+    pub fn bytes(c: &TlbConfig) -> u64 {
+        let (sets, ways) = Self::geometry(c);
+        let n = (sets * ways) as u64;
+        let index = if ways > SCAN_WAYS {
+            SlotIndex::bytes_with_capacity(Self::index_capacity(n as usize))
+        } else {
+            0
+        };
+        n * (8 + 4 + 4) + sets as u64 * 4 + index
+    }
+
+    pub fn new(c: &TlbConfig) -> Self {
+        let (sets, ways) = Self::geometry(c);
         let n = sets * ways;
         // Each set's ring in slot order: base, base + 1, ..., back to base.
         let next = (0..n)
@@ -68,14 +101,7 @@ impl Tlb {
             prev,
             next,
             head: (0..sets).map(|s| (s * ways) as u32).collect(),
-            // At most an eighth full up to 256 entries (32 KiB of buckets
-            // at most; 8 KiB at 64), a quarter full above: short probe runs for the
-            // lookup and the backward shift of a removal, which every miss
-            // of a full TLB makes (a quarter full, the 64-entry TLB of the
-            // VM benchmark spent 9% more instructions probing), without
-            // doubling a large second level's table.
-            index: (ways > SCAN_WAYS)
-                .then(|| SlotIndex::with_capacity(if n <= 256 { 4 * n } else { 2 * n })),
+            index: (ways > SCAN_WAYS).then(|| SlotIndex::with_capacity(Self::index_capacity(n))),
             last: EMPTY,
             latency_ns: c.latency_ns.0,
             hits: 0,
@@ -211,6 +237,33 @@ mod tests {
             ways: Some(ways),
             latency_ns: Nanos(0.0),
         })
+    }
+
+    #[test]
+    fn bytes_are_what_new_allocates() {
+        for (entries, ways) in [
+            (64, 64),
+            (64, 4),
+            (1000, 8),
+            (4096, 4096),
+            (1 << 20, 1 << 20),
+        ] {
+            let c = TlbConfig {
+                entries,
+                ways: Some(ways),
+                latency_ns: Nanos(0.0),
+            };
+            let t = Tlb::new(&c);
+            let index = t.index.as_ref().map_or(0, |m| m.bytes());
+            let held = t.tags.capacity() * 8
+                + (t.prev.capacity() + t.next.capacity() + t.head.capacity()) * 4
+                + index;
+            assert_eq!(
+                Tlb::bytes(&c),
+                held as u64,
+                "{entries} entries, {ways} ways"
+            );
+        }
     }
 
     #[test]
