@@ -153,7 +153,7 @@ impl Aged {
         let mut got = 0u64;
         while let Some(d) = log.front().copied() {
             match amount {
-                Some(a) if got >= a && out.len() as u64 % batch == 0 => break,
+                Some(a) if got >= a && (out.len() as u64).is_multiple_of(batch) => break,
                 None if d.at > cutoff => break,
                 _ => {}
             }
