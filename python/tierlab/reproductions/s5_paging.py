@@ -61,6 +61,9 @@ LARGEST_PAGE = 65536
 #: pages (None: the experiment's 16 GiB, no page evicted), for S5's fixed
 #: read-ahead and Linux's adaptive window, SCM 1x.
 MEMORY_SHARES: list[float | None] = [0.25, 0.5, 1.0, 2.0, None]
+#: The memory of the sweep's "all" point: no page of any trace is evicted
+#: (as the TLB-entries sweep's ``s5-paging-tlb.toml``).
+NO_PRESSURE = "16GiB"
 MEMORY_VARIANTS = {"s5": "fixed", "adaptive": "adaptive"}
 MEMORY_LATENCY = "1x"
 
@@ -132,11 +135,11 @@ def memory_label(share: float | None) -> str:
     return "all" if share is None else f"{round(share * 100)}pct"
 
 
-def memory_bytes(pages: int, share: float | None) -> int | None:
+def memory_bytes(pages: int, share: float | None) -> int | str:
     """Memory for a footprint of `pages` 4 KiB pages at `share` of it, a whole
-    number of the largest page (None: the experiment's own, no pressure)."""
+    number of the largest page (None: `NO_PRESSURE`)."""
     if share is None:
-        return None
+        return NO_PRESSURE
     return max(LARGEST_PAGE, int(pages * PAGE * share) // LARGEST_PAGE * LARGEST_PAGE)
 
 
@@ -195,8 +198,7 @@ def measure(
             tlb_rows.append(dt)
             # The memory-size sweep (unbanded): one store per trace and share.
             for share in MEMORY_SHARES:
-                mem = memory_bytes(pages, share)
-                o = dict(no_pressure) if mem is None else dict(over, **{"tier[0].capacity": mem})
+                o = dict(over, **{"tier[0].capacity": memory_bytes(pages, share)})
                 label = memory_label(share)
                 dm = _sweep(mem_exp, out / f"s5-paging-memory-{name}-{label}.sqlite", o, address)
                 dm["trace"] = name
