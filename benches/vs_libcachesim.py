@@ -23,6 +23,14 @@ generated, seeded, when it does not exist; its page-number stream is written
 beside it as oracleGeneral). Fault counts are checked against libCacheSim's
 Clock on the same stream.
 
+``--tiered MEMTRACE`` times multilevel main memory the same way: a ``[vm]``
+config with two nodes (DRAM-DDR4 at a quarter of the footprint over
+CXL-DRAM holding the rest) and a sampled migration policy (Memtis at its
+defaults), whole ``tierlab run --json``, against libCacheSim's LRU loop over
+the page numbers at the fast node's frame count; tierlab's references must
+equal the trace's, its faults the cold misses of libCacheSim's Clock at all
+the frames, and its nodes' accesses the references.
+
 ``--hierarchy CONFIG`` also times a whole ``tierlab run CONFIG --json``, and
 ``--shards RATE`` whole ``tierlab mrc --no-plot`` processes (the exact LRU
 curve once, SHARDS at RATE repeatedly, with SHARDS' mean absolute error
@@ -386,6 +394,16 @@ def main(argv: list[str] | None = None) -> int:
         "with --generate, a missing MEMTRACE is generated (--vm-references, --vm-pages)",
     )
     ap.add_argument(
+        "--tiered",
+        type=Path,
+        default=None,
+        metavar="MEMTRACE",
+        help="time multilevel main memory: `tierlab run` of a [vm] config with two nodes "
+        "(DRAM-DDR4 at 25%% of the footprint, CXL-DRAM) and Memtis on this memtrace against "
+        "libCacheSim's LRU loop over its page numbers at the fast node's frames; with "
+        "--generate, a missing MEMTRACE is generated (--vm-references, --vm-pages)",
+    )
+    ap.add_argument(
         "--vm-references",
         type=int,
         default=20_000_000,
@@ -407,8 +425,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.repeat < 1:
         ap.error("--repeat must be >= 1")
-    if args.trace is None and args.vm is None:
-        ap.error("--trace is required (unless --vm is given)")
+    if args.trace is None and args.vm is None and args.tiered is None:
+        ap.error("--trace is required (unless --vm or --tiered is given)")
     if args.vm_references < 1 or args.vm_pages < 2:
         ap.error("--vm-references must be >= 1 and --vm-pages >= 2")
     if args.shards is not None and not (0.0 < args.shards <= 1.0):
@@ -426,6 +444,8 @@ def main(argv: list[str] | None = None) -> int:
     if shutil.which(cmd[0]) is None:
         print(f"error: tierlab command {cmd[0]!r} not found on PATH", file=sys.stderr)
         return 2
+    if args.tiered is not None:
+        return run_tiered(args, cmd)
 
     if args.trace is None:
         return run_vm(args, cmd)
@@ -814,6 +834,118 @@ def run_vm(args: argparse.Namespace, cmd: list[str]) -> int:
         )
     if args.trace is None:
         print("RESULT: FAIL (faults disagree or a run failed)" if failed else "RESULT: OK")
+    return 1 if failed else 0
+
+
+def tiered_config(memtrace: Path, fast: int, slow: int) -> str:
+    """Two memory nodes of `fast` and `slow` frames, Memtis at its defaults."""
+    return (
+        "[workload]\n"
+        'type = "trace"\n'
+        f"path = {toml_str(str(memtrace.resolve()))}\n"
+        'format = "memtrace"\n'
+        "\n"
+        "[backing]\n"
+        'tech = "PCM-SLC"\n'
+        "\n"
+        "[vm]\n"
+        f"page_size = {VM_PAGE}\n"
+        f"tlb = {{ entries = {VM_TLB} }}\n"
+        "\n"
+        "[[vm.node]]\n"
+        'name = "dram"\n'
+        'tech = "DRAM-DDR4"\n'
+        f"capacity = {fast * VM_PAGE}\n"
+        "\n"
+        "[[vm.node]]\n"
+        'name = "cxl"\n'
+        'tech = "CXL-DRAM"\n'
+        f"capacity = {slow * VM_PAGE}\n"
+        "\n"
+        "[vm.migration]\n"
+        'type = "memtis"\n'
+    )
+
+
+def run_tiered(args: argparse.Namespace, cmd: list[str]) -> int:
+    """The --tiered case: prints its table and a RESULT line; returns the exit status."""
+    memtrace: Path = args.tiered
+    if not memtrace.exists():
+        if not args.generate:
+            print(
+                f"error: {memtrace} does not exist (use --generate to create it)", file=sys.stderr
+            )
+            return 2
+        generate_memtrace(memtrace, args.vm_references, args.vm_pages)
+    failed = False
+    with tempfile.TemporaryDirectory(prefix="tierlab-tiered-") as d:
+        oracle = Path(d) / "pages.oracleGeneral.bin"
+        n_ref, n_pages = memtrace_pages(memtrace, oracle)
+        fast = max(1, n_pages // 4)
+        slow = n_pages
+        cfg = Path(d) / "tiered.toml"
+        cfg.write_text(tiered_config(memtrace, fast, slow))
+        print("multilevel main memory: tierlab [[vm.node]] + memtis vs libCacheSim LRU")
+        print(f"tierlab command: {shlex.join(cmd)}")
+        print(f"references: {n_ref}   pages touched (4 KiB): {n_pages}   fast frames: {fast}")
+        print(f"timing:    libCacheSim = LRU process_trace loop only; median of {args.repeat}")
+        print(flush=True)
+        lcs_t, tl_t, ratios, outs = [], [], [], []
+        for rep in range(args.repeat):
+            t, _mr, _nobj = run_libcachesim(oracle, "lru", fast)
+            try:
+                t2, out = run_tierlab(cmd, cfg)
+            except RuntimeError as e:
+                print(f"error: {e}", file=sys.stderr)
+                return 1
+            lcs_t.append(t)
+            tl_t.append(t2)
+            outs.append(out)
+            ratios.append(t / t2)
+            print(
+                f"  tiered rep {rep + 1}/{args.repeat}: libCacheSim lru {t:.3f} s, "
+                f"tierlab {t2:.3f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+        vm, tiered = outs[0]["vm"], outs[0]["tiered"]
+        if any(o["tiered"] != tiered for o in outs):
+            print("error: tierlab's tiered results differ between repetitions", file=sys.stderr)
+            failed = True
+        if int(vm["references"]) != n_ref or sum(n["accesses"] for n in tiered["nodes"]) != n_ref:
+            print(f"error: tierlab counted {vm['references']} references, trace has {n_ref}")
+            failed = True
+        # All pages fit the two nodes: the faults are the cold misses.
+        faults = int(vm["minor_faults"]) + int(vm["major_faults"])
+        _t, clock_mr, _n = run_libcachesim(oracle, "clock", fast + slow)
+        clock_misses = round(clock_mr * n_ref)
+        failed = failed or clock_misses != faults
+        ratio = statistics.median(ratios)
+        print_table(
+            (
+                "tiered (whole process)",
+                "libCacheSim lru req/s",
+                "tierlab req/s",
+                "tierlab/lcs lru",
+                "per repetition",
+                "promotions",
+                "samples",
+                "slowdown",
+            ),
+            [
+                (
+                    "memtis, dram 25%",
+                    fmt_rate(n_ref / statistics.median(lcs_t)),
+                    fmt_rate(n_ref / statistics.median(tl_t)),
+                    f"{ratio:.2f}",
+                    " ".join(f"{r:.2f}" for r in ratios),
+                    str(tiered["promotions"]),
+                    str(tiered["policy_report"]["samples"]),
+                    f"{float(tiered['slowdown']):.4f}",
+                ),
+            ],
+        )
+    print("RESULT: FAIL (faults disagree or a run failed)" if failed else "RESULT: OK")
     return 1 if failed else 0
 
 

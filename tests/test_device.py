@@ -162,7 +162,7 @@ def test_sweep_store_keeps_figures_and_unknowns(tmp_path: Path) -> None:
     store = tmp_path / "r.sqlite"
     r = tierlab.sweep(SWEEP, store=store, workers=1)
     assert (r.done, r.failed) == (2, 0)
-    df = tierlab.load(store).set_index("tier[1].tech")
+    df = tierlab.load(store).set_index("tier.1.tech")
     assert df.loc["NAND-SLC", "tiers.1.cost_usd"] == pytest.approx(21 / 4)
     assert df.loc["NAND-SLC", "tiers.1.area_cm2"] == pytest.approx(0.25 / 1.42)
     assert df.loc["PCM-SLC", "tiers.0.cost_usd"] == pytest.approx(48 / 32)

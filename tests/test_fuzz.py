@@ -86,13 +86,16 @@ KEYS = [
     "server.link",
     "vm",
     "vm.tlb.entries",
+    "vm.walk.cache.entries",
     "techs.X.read_ns",
     "stack",
 ]
 
 POLICIES = ["lru", "fifo", "clock", "arc", "2q", "s3fifo", "sieve", "lfu", "random", "belady"]
+POLICIES += ["flashcache"]
 ADMISSIONS = [
     {"type": "bloom", "window": 1000},
+    {"type": "bloom", "window": 4294967295, "fp_rate": 0.5},
     {"type": "probabilistic", "p": 0.5},
     {"type": "size", "max": "64KiB"},
     {"type": "second-hit", "window": 10},

@@ -270,3 +270,31 @@ def test_a_long_key_is_clipped_once(tmp_path: Path) -> None:
     line = bounded(run_measured(["run", c]), "(5000 characters)")
     assert line.count("characters)") == 2 and "(203 characters)" not in line, line
     assert len(line) < 600, line
+
+
+def test_experiment_name_has_a_maximum(tmp_path: Path) -> None:
+    """A 5,000-character experiment name was accepted and echoed whole (and
+    could not name the report's folder)."""
+    e = tmp_path / "e.toml"
+    e.write_text(
+        f'[experiment]\nname = "{"x" * 5000}"\n[base.workload]\ntype = "zipf"\nobjects = 10\n'
+        'requests = 10\n[[base.tier]]\ntech = "DRAM-DDR3"\ncapacity = "1MiB"\n'
+        '[[axis]]\nkey = "tier[0].capacity"\nvalues = ["1MiB"]\n'
+    )
+    r = run_measured(["sweep", e, "--store", tmp_path / "s.sqlite", "--dry-run"])
+    line = bounded(r, "experiment.name", "5000 characters; at most 100")
+    assert len(line) < 300, line
+
+
+def test_timeline_points_have_a_maximum(tmp_path: Path) -> None:
+    """`run.interval = 1` kept a timeline point per request: 2 million
+    requests took 39 s and 880 MB, 2 billion would run out of memory."""
+    c = config(
+        tmp_path,
+        rest="interval = 1\n",
+        **{"requests = 5000": "requests = 2_000_000_000", "max_requests = 2000": ""},
+    )
+    bounded(run_measured(["run", c], timeout=30), "run.interval", "at most 1048576", "1908")
+    # max_requests bounds the run, and so its points.
+    ok = config(tmp_path, rest="interval = 1\n", **{"requests = 5000": "requests = 2_000_000_000"})
+    ran(run_measured(["run", ok], timeout=60))

@@ -1,6 +1,7 @@
 """Multilevel main memory's keys ([[vm.node]], [vm.placement],
 [vm.migration]): every bad input exits 2 with its key path, and a good
-config is refused cleanly until the model runs (docs/tiered-memory.md)."""
+config runs, its result carrying the `tiered` object
+(docs/tiered-memory.md)."""
 
 from __future__ import annotations
 
@@ -90,6 +91,18 @@ BAD = [
         "CXL-9000",
     ),
     (
+        "linux-without-demotion",
+        TWO_NODES + '[vm.migration]\ntype = "linux"\ndemotion_enabled = false\n',
+        "vm.migration.demotion_enabled",
+        "not modelled yet",
+    ),
+    (
+        "with-cpu",
+        TWO_NODES + "[vm.cpu]\ncores = 2\n",
+        "vm.cpu",
+        "not modelled together with [[vm.node]]",
+    ),
+    (
         "tier-beside-nodes",
         TWO_NODES + '[[tier]]\ntech = "DRAM-DDR4"\ncapacity = "25%"\n',
         "tier",
@@ -111,10 +124,9 @@ def test_bad_input_exits_2_with_the_key_path(
     assert word in r.err, r.err
 
 
-def test_a_good_config_is_refused_as_not_yet_run(
+def test_a_good_config_runs_and_reports_its_nodes(
     tierlab_cmd: Callable[..., Ran], tmp_path: Path
 ) -> None:
-    # Checked in full, then refused: never run as a single tier in silence.
     cfg = tmp_path / "tiered.toml"
     cfg.write_text(
         HEAD
@@ -123,21 +135,25 @@ def test_a_good_config_is_refused_as_not_yet_run(
         + '[vm.migration]\ntype = "linux"\n[vm.migration.cost]\nhint_fault_ns = 500\n'
     )
     r = tierlab_cmd("run", cfg)
-    assert r.code == 2 and r.out == "", r.err
-    assert r.err_lines[0].startswith("error: vm.node: "), r.err
-    assert "not yet run" in r.err
-    # The API raises the same message.
-    with pytest.raises(tierlab.ConfigError, match="not yet run"):
-        tierlab.simulate(
-            {
-                "workload": {"type": "hotset", "scale": 0.01},
-                "backing": {"tech": "PCM-SLC"},
-                "vm": {
-                    "node": [
-                        {"tech": "DRAM-DDR4", "capacity": "25%"},
-                        {"name": "slow", "tech": "PCM-SLC", "capacity": "100%"},
-                    ],
-                    "migration": {"type": "oracle-epoch", "epoch": 1000},
-                },
-            }
-        )
+    assert r.code == 0, r.err
+    assert "memory nodes: placement interleave, migration linux (Linux 6.6)" in r.out
+    assert "slowdown " in r.out and "static oracle" in r.out
+    # The API: the same object, and the oracles' pre-pass runs.
+    out = tierlab.simulate(
+        {
+            "workload": {"type": "hotset", "scale": 0.01},
+            "backing": {"tech": "PCM-SLC"},
+            "vm": {
+                "node": [
+                    {"tech": "DRAM-DDR4", "capacity": "25%"},
+                    {"name": "slow", "tech": "PCM-SLC", "capacity": "100%"},
+                ],
+                "migration": {"type": "oracle-epoch", "epoch": 1000},
+            },
+        }
+    )
+    t = out.summary["tiered"]
+    assert t["policy"] == "oracle-epoch"
+    assert [n["name"] for n in t["nodes"]] == ["dram-ddr4", "slow"]
+    assert sum(n["accesses"] for n in t["nodes"]) == out.summary["requests"]
+    assert t["slowdown"] >= 1.0

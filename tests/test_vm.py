@@ -68,12 +68,15 @@ def test_vm_object_processes_and_store_columns(tmp_path: Path) -> None:
     assert procs["major_faults"].sum() == v["major_faults"]
     flat = flatten(r.summary)
     assert flat["vm.amat_ns"] == v["amat_ns"] and "processes.1.runtime_ns" in flat
-    # No energy for a [vm] run yet (docs/device.md): null, every part named.
-    tier = r.summary["tiers"][0]
-    assert r.summary["energy_j"] is None and tier["energy_j"] is None
+    # No energy for the memory of a [vm] run yet (docs/device.md): null,
+    # every part named; the swap device's is computed, and the run's total
+    # is its known parts (as for any run with an unknown part).
+    tier, b = r.summary["tiers"][0], r.summary["backing"]
+    assert tier["energy_j"] is None
     assert tier["energy_unknown"] == ["read", "write", "erase", "background"]
     assert f"{tier['name']}.background" in r.summary["energy_unknown"]
-    assert "backing.read" in r.summary["energy_unknown"]
+    assert b["energy"]["read_j"] is not None and b["device_busy_ns"] > 0
+    assert "backing.read" not in r.summary["energy_unknown"]
     assert "energy_j" not in r.timeline.columns
 
 
@@ -302,8 +305,32 @@ def test_run_prints_that_vm_runs_compute_no_energy(tmp_path: Path, cli: Callable
     r = cli("run", cfg)
     assert r.code == 0, r
     out = " ".join(r.out.split())
-    assert "paging runs ([vm]) compute no energy yet" in out
+    assert "paging runs ([vm]) compute no energy for the memory yet" in out
     assert "want of a catalog figure" not in out
+
+
+def test_swap_device_busy_time_and_energy_follow_its_pages(tmp_path: Path) -> None:
+    """Regression (issue 38, item 4): the swap device's busy time was 0 beside
+    its major faults. It is the service time of its page reads and writes,
+    and its dynamic energy their pages at the catalog's figures."""
+    t = lackey(tmp_path / "a.lackey", 4_000, 5)
+    cfg = config(t, memory="25%")
+    cfg["backing"] = {"tech": "PCM-SLC"}
+    s = tierlab.simulate(cfg).summary
+    b, v = s["backing"], s["vm"]
+    assert v["major_faults"] > 0 and b["reads"] == v["major_faults"]
+    cat = tierlab.techs()
+    pcm = cat[cat["name"] == "PCM-SLC"].iloc[0]
+    # Each page read moves the page's access units at the medium's rate at
+    # least: 4 KiB at 400 MB/s is over 10 us.
+    assert b["pages_read"] == b["bytes_read"] // pcm["access_unit"]
+    assert b["device_busy_ns"] >= b["bytes_read"] / (pcm["bandwidth_mb_s"] * 1e6) * 1e9
+    assert b["energy"]["read_j"] == pytest.approx(b["pages_read"] * pcm["energy_read_pj"] * 1e-12)
+    assert b["energy"]["write_j"] == pytest.approx(
+        b["pages_written"] * pcm["energy_write_pj"] * 1e-12
+    )
+    # Memory's own energy is not computed: the run's list says so.
+    assert f"{s['tiers'][0]['name']}.read" in s["energy_unknown"]
 
 
 def test_vm_paging_example_keeps_its_memory_across_page_sizes(tmp_path: Path) -> None:

@@ -73,11 +73,8 @@ def print_run(s: dict[str, Any]) -> None:
     row("misses", lambda r: f"{r['misses']:,}")
     row("miss ratio", lambda r: f"{r['miss_ratio']:.4f}")
     row("byte miss ratio", lambda r: f"{r['byte_miss_ratio']:.4f}")
-    # A paging run counts its memory's hits and faults, not the tier's reads
-    # and writes: "-", not "reads 0" beside 200,000 hits.
-    vm = s.get("vm") is not None
-    row("reads", lambda r: "-" if vm else f"{r['reads']:,}", f"{b['reads']:,}")
-    row("writes", lambda r: "-" if vm else f"{r['writes']:,}", f"{b['writes']:,}")
+    row("reads", lambda r: f"{r['reads']:,}", f"{b['reads']:,}")
+    row("writes", lambda r: f"{r['writes']:,}", f"{b['writes']:,}")
     row("refused (too large)", lambda r: f"{r['rejected']:,}")
     row("refused (admission)", lambda r: f"{r['rejected_admission']:,}")
     row("evictions", lambda r: f"{r['evictions']:,}")
@@ -104,6 +101,10 @@ def print_run(s: dict[str, Any]) -> None:
         print_time(s["time"])
     if s.get("vm"):
         print_vm(console(), s["vm"], s.get("processes") or [])
+    if s.get("tiered"):
+        from tierlab._format_tiered import print_tiered
+
+        print_tiered(console(), s["tiered"])
     # The run's `memorage` object (top level; inside `vm` if the engine puts it there).
     m = s.get("memorage") or (s.get("vm") or {}).get("memorage")
     if m:
@@ -187,7 +188,7 @@ def print_device(c: Console, s: dict[str, Any]) -> None:
         # A device with a part the catalog lacks (DRAM's background power)
         # has no total: its known parts are not its energy or its power.
         name = "backing" if r is b else r.get("name")
-        if vm or any(u.split(".", 1)[0] == name for u in unknown):
+        if (vm and r is not b) or any(u.split(".", 1)[0] == name for u in unknown):
             return "unknown"
         return fmt(r.get(key))
 
@@ -199,9 +200,13 @@ def print_device(c: Console, s: dict[str, Any]) -> None:
     row("area", _area)
     row("cost", _cost)
     row("cost per usable Gbit", lambda r: _usd(r.get("cost_per_usable_gbit")))
-    # A paging run does not track device time yet: "-", not "0 ns" beside
-    # its major faults.
-    row("busy", lambda r: "-" if vm else human_ns(r.get("device_busy_ns") or 0.0), True)
+    # A paging run does not track its memory's device time yet: "-", not
+    # "0 ns" (the swap device's is counted).
+    row(
+        "busy",
+        lambda r: "-" if vm and r is not b else human_ns(r.get("device_busy_ns") or 0.0),
+        True,
+    )
     row("power-down", lambda r: r.get("power_down") or "none", True)
     row("energy: reads", _energy_part("read_j"), True)
     row("energy: writes", _energy_part("write_j"), True)
@@ -220,8 +225,11 @@ def print_device(c: Console, s: dict[str, Any]) -> None:
             f"{_usd(money['usd_per_million_rps'])} per million req/s"
         )
     if vm:
-        # The paging run tracks no device busy time yet (docs/device.md).
-        c.print("energy unknown, power unknown: paging runs (\\[vm]) compute no energy yet")
+        # The paging run tracks no busy time for its memory yet (docs/vm.md).
+        c.print(
+            "energy unknown, power unknown: paging runs (\\[vm]) compute no energy for "
+            f"the memory yet (the swap device: {joules(b.get('energy_j'))})"
+        )
     elif unknown:
         c.print(
             "energy unknown, power unknown: no catalog figure for "

@@ -30,7 +30,9 @@ class RunResult:
         the translation and fault figures of a ``[vm]`` run (None otherwise),
         and ``processes``, one dict per process of a ``[vm]`` run
         (docs/vm.md); ``memorage``, the borrowing pool's figures of a
-        ``[vm.memorage]`` run (absent otherwise; docs/memorage.md).
+        ``[vm.memorage]`` run (absent otherwise; docs/memorage.md);
+        ``tiered``, multilevel main memory's nodes, migrations, overheads
+        and slowdown (a run with ``[[vm.node]]`` only; docs/tiered-memory.md).
     timeline_data
         One point every ``run.interval`` requests: ``requests``, and
         ``lookups`` (reads and writes), ``miss_ratio`` and ``amat_ns`` over

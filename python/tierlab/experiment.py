@@ -120,6 +120,10 @@ class Experiment:
         }
 
 
+#: The longest experiment name.
+MAX_NAME = 100
+
+
 def load_experiment(
     experiment: ConfigLike, overrides: Mapping[str, Any] | None = None
 ) -> Experiment:
@@ -159,6 +163,13 @@ def load_experiment(
         raise ConfigError(
             "experiment.name: required; letters, digits, '-', '_' and '.' (it names the "
             "results in the store)"
+        )
+    if len(name) > MAX_NAME:
+        # It names the report's folder and figures too: a file name of
+        # more than 255 bytes cannot be made.
+        raise ConfigError(
+            f"experiment.name: {len(name)} characters; at most {MAX_NAME} (it names the "
+            "results in the store, the report's folder and its figures)"
         )
     description = exp.get("description", "")
     if not isinstance(description, str):

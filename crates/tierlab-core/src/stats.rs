@@ -135,6 +135,10 @@ pub struct RunResult {
     /// `[vm.memorage]`'s figures (absent otherwise): docs/memorage.md.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memorage: Option<crate::vm::MemorageResult>,
+    /// Multilevel main memory's figures (absent without `[[vm.node]]`):
+    /// docs/tiered-memory.md#outputs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tiered: Option<crate::vm::tiered_result::TieredResult>,
     /// `energy_j`, `power_w`: every device's known energy added up, over
     /// the counted time; `energy_unknown`: the parts left out.
     #[serde(flatten)]
@@ -440,6 +444,7 @@ impl RunResult {
             vm: None,
             processes: Vec::new(),
             memorage: None,
+            tiered: None,
             run_energy: RunEnergy::default(),
             cost: None,
         }

@@ -8,14 +8,24 @@
 //! `server.cpus`, a second-hit window) cost only what the run uses.
 
 use super::Config;
+use crate::source::Source;
 use crate::spec::{probe_memory, ConfigError};
 use crate::time::config::{Deal, LoadType};
 use crate::time::CLIENT_BYTES;
 use crate::vm::tlb::Tlb;
 
+/// The most points a run's timeline may have where the run's length is
+/// known before it starts (a generator's `requests` times `run.passes`,
+/// or `run.max_requests` below it): each point takes about 450 bytes at
+/// the run's end (its figures, then the lists `RunResult.timeline` is
+/// made of), so 2^20 points take about 450 MiB. `interval = 1` over a
+/// 20-million-request generator asked for about 9 GB.
+pub const MAX_TIMELINE_POINTS: u64 = 1 << 20;
+
 /// Asks for each up-front structure's memory in turn (called by
 /// `Config::validate` after every other check).
 pub fn check(cfg: &Config) -> Result<(), ConfigError> {
+    timeline(cfg)?;
     for (i, t) in cfg.tiers.iter().enumerate() {
         if let Some((key, bytes)) = t.admission.memory() {
             probe_memory(
@@ -61,6 +71,33 @@ pub fn check(cfg: &Config) -> Result<(), ConfigError> {
                 Tlb::bytes(&t),
             )?;
         }
+    }
+    Ok(())
+}
+
+/// `run.interval` against the run's known length: see
+/// [`MAX_TIMELINE_POINTS`]. A trace's length is not known before it is
+/// read; its timeline's memory follows its points.
+fn timeline(cfg: &Config) -> Result<(), ConfigError> {
+    let Some(Ok(Source::Synth(spec))) = cfg.workload.as_ref().map(|w| w.source()) else {
+        return Ok(());
+    };
+    let mut n = spec.requests.saturating_mul(cfg.run.passes);
+    if let Some(m) = cfg.run.max_requests {
+        n = n.min(m);
+    }
+    let interval = cfg.run.interval.max(1);
+    let points = n.div_ceil(interval);
+    if points > MAX_TIMELINE_POINTS {
+        return Err(ConfigError::at(
+            "run.interval",
+            format!(
+                "{interval} request(s) a point over a run of {n} requests make {points} timeline \
+                 points; at most {MAX_TIMELINE_POINTS} (about 450 bytes each): an interval of at \
+                 least {} requests",
+                n.div_ceil(MAX_TIMELINE_POINTS)
+            ),
+        ));
     }
     Ok(())
 }

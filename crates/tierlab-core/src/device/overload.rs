@@ -29,10 +29,6 @@ pub fn warning(
     elapsed_ns: f64,
     timed: bool,
 ) -> Option<String> {
-    let capacity = channels.max(1) as f64 * elapsed_ns;
-    if elapsed_ns.is_nan() || elapsed_ns <= 0.0 || busy_ns <= capacity * (1.0 + SLACK) {
-        return None;
-    }
     let why = if timed {
         "its queued background work (write-backs, flushes, erases) outlasts the run, so the \
          load offered is more than it serves; lower [load]'s rate or clients, or give it \
@@ -42,6 +38,23 @@ pub fn warning(
          of the run's clock, so throughput and lifetime rates are not physical; give [load] \
          (type = \"closed\", clients = 1 waits for the device as a single client would)"
     };
+    warning_because(what, tech, busy_ns, channels, elapsed_ns, why)
+}
+
+/// [`warning`] with the run's own reason and fix (`why`): a paging run
+/// has no `[load]` to give.
+pub fn warning_because(
+    what: &str,
+    tech: &str,
+    busy_ns: f64,
+    channels: u32,
+    elapsed_ns: f64,
+    why: &str,
+) -> Option<String> {
+    let capacity = channels.max(1) as f64 * elapsed_ns;
+    if elapsed_ns.is_nan() || elapsed_ns <= 0.0 || busy_ns <= capacity * (1.0 + SLACK) {
+        return None;
+    }
     Some(format!(
         "{PREFIX}{what} ({tech}, {channels} channel{s}) was busy {:.3} s in {:.3} s of \
          simulated time ({:.1}x what it can serve): {why} (docs/time.md#feasibility).",

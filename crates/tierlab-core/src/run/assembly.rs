@@ -359,6 +359,15 @@ pub fn runner(cfg: &Config, mut progress: impl Progress) -> Result<crate::run::R
     // The catalog, resolved once (built-in media, then `[techs]`): every
     // part below reads this one.
     let cat = cfg.catalog()?;
+    if cfg
+        .vm
+        .as_ref()
+        .is_some_and(crate::vm::tiered_config::configured)
+    {
+        return Ok(Runner::Tiered(Box::new(crate::run::tiered::driver(
+            cfg, &cat, progress,
+        )?)));
+    }
     if cfg.vm.is_some() {
         return Ok(Runner::Vm(crate::run::vm::assemble(cfg, &cat, progress)?));
     }

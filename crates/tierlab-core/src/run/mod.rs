@@ -1,5 +1,6 @@
 //! The run layer: what turns a config into engine objects and drives them.
-//! `vm` and `vm_procs` drive the virtual-memory model (the per-reference
+//! `vm` and `vm_procs` drive the virtual-memory model, `tiered` its
+//! multilevel main memory (the per-reference
 //! core, its loop and its result); `curve` and `curve_sizes` answer
 //! `tierlab mrc` from what was asked (a config's hierarchy simulated at
 //! given sizes included); `assembly` translates a config's sections into
@@ -10,6 +11,7 @@ pub mod curve;
 pub mod curve_sizes;
 pub mod driver;
 pub mod runner;
+pub mod tiered;
 pub mod tiers;
 pub mod timed;
 pub mod timeline;

@@ -6,6 +6,7 @@
 use crate::config::Config;
 use crate::error::Error;
 use crate::run::driver::{Driver, Stream};
+use crate::run::tiered::Tiered;
 use crate::run::tiers::Tiers;
 use crate::run::timed::Timed;
 use crate::run::vm::VmDriver;
@@ -16,6 +17,7 @@ pub enum Runner {
     Tiers(Box<Driver<Tiers, Stream>>),
     Timed(Box<Driver<Timed, Stream>>),
     Vm(VmDriver),
+    Tiered(Box<Driver<Tiered, Stream>>),
 }
 
 /// `$body` with `$d` bound to the driver, whichever it is.
@@ -24,6 +26,7 @@ macro_rules! each {
         match $self {
             Runner::Tiers($d) => $body,
             Runner::Timed($d) => $body,
+            Runner::Tiered($d) => $body,
             Runner::Vm(v) => match v {
                 VmDriver::Raw($d) => $body,
                 VmDriver::Stream($d) => $body,

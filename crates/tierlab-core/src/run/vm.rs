@@ -237,7 +237,9 @@ pub fn assemble(
         tier_meta: (t.tech.clone(), vm.policy.name().into(), capacity),
         area_cost: crate::device::area_cost::area_cost(tech, capacity, false),
         medium: tech.clone(),
-        backing_tech: cfg.backing.tech.clone(),
+        backing_meta: crate::run::assembly::backing_meta(cfg, cat)?,
+        backing_channels: cfg.backing.channels.unwrap_or(1).min(u32::MAX as u64) as u32,
+        swap_busy_ns: 0.0,
         makespan: None,
     };
     let interval = cfg.run.interval;

@@ -8,14 +8,14 @@
 
 use crate::cost::AccessCost;
 use crate::device::wear::TierWear;
-use crate::device::DeviceEnergy;
+use crate::device::{Activity, DeviceEnergy};
 use crate::hash::KeyMap;
 use crate::hierarchy::BackingCounters;
 use crate::request::{Op, Request};
 use crate::run::driver::Common;
 use crate::run::timeline::{Mark, Recorder};
 use crate::source::trace::memtrace::Rec;
-use crate::stats::{ratio, BackingResult, RunCounts, RunResult, TierResult};
+use crate::stats::{ratio, BackingMeta, BackingResult, RunCounts, RunResult, TierResult};
 use crate::tier::TierCounters;
 use crate::vm::paging::{Paging, VPN_BITS, VPN_MASK};
 use crate::vm::result::{ProcessResult, VmResult};
@@ -103,7 +103,12 @@ pub struct Core {
     pub(super) area_cost: crate::device::area_cost::AreaCost,
     /// The memory tier's medium, for its wear (device/wear.rs).
     pub(super) medium: crate::tech::Technology,
-    pub(super) backing_tech: String,
+    /// The swap device: its medium, capacity and power-down (its energy).
+    pub(super) backing_meta: BackingMeta,
+    pub(super) backing_channels: u32,
+    /// The swap device's service time: its reads on major faults and its
+    /// page writes, wherever they are charged (device/energy.rs).
+    pub(super) swap_busy_ns: f64,
     /// A `[vm.cpu]` run's wall clock (its last process's end).
     pub(super) makespan: Option<f64>,
     /// `[vm.pressure]`: CPU time per page reclaimed.
@@ -163,6 +168,8 @@ impl Core {
     pub(super) fn after_background(&mut self, n: u64) {
         self.backing.writes += n;
         self.backing.bytes_written += n * self.page;
+        self.backing.pages_written += n * self.dev.pages(self.page as u32);
+        self.swap_busy_ns += self.page_writes_ns(n);
         for &k in &self.paging.victims {
             self.tlb.invalidate(k);
             if let Some(t2) = &mut self.tlb2 {
@@ -547,21 +554,27 @@ impl Core {
                     cost.read_ns += read;
                 }
                 self.backing.reads += 1;
-                self.backing.bytes_read += if huge {
+                let bytes = if huge {
                     self.huge_bytes
                 } else {
                     f.pages_read as u64 * self.page
                 };
+                self.backing.bytes_read += bytes;
+                self.backing.pages_read += self.dev.pages(bytes as u32);
+                self.swap_busy_ns += read;
             }
             if f.swap_outs > 0 {
                 let n = f.swap_outs as u64;
                 let big = f.huge_swap_outs as u64;
                 self.backing.writes += n;
                 self.backing.bytes_written += (n - big) * self.page + big * self.huge_bytes;
+                self.backing.pages_written += (n - big) * self.dev.pages(self.page as u32)
+                    + big * self.dev.pages(self.huge_bytes as u32);
                 let mut w = (n - big) as f64 * self.dev.write(self.page as u32);
                 if big > 0 {
                     w += big as f64 * self.dev.write(self.huge_bytes as u32);
                 }
+                self.swap_busy_ns += w;
                 if self.sync_swap_out {
                     t_data += w;
                 }
@@ -703,6 +716,11 @@ impl Core {
             TierCounters {
                 hit_bytes: self.bytes - self.miss_bytes,
                 miss_bytes: self.miss_bytes,
+                // Every read and write reference is served by memory (after
+                // its fault, if any), beside the pages placed in its frames
+                // (the tier's own count of writes): docs/vm.md#outputs.
+                reads: self.reads,
+                writes: self.writes + tier.c.writes,
                 ..tier.c.clone()
             },
             wear,
@@ -712,6 +730,17 @@ impl Core {
         // No energy yet: the memory tier's busy time is not tracked here
         // (docs/device.md).
         t.energy = DeviceEnergy::unknown();
+        let b = &self.backing_meta;
+        let swap = Activity {
+            pages_read: self.backing.pages_read,
+            pages_programmed: self.backing.pages_written,
+            erases: None,
+            busy_ns: self.swap_busy_ns,
+            channels: self.backing_channels,
+            elapsed_ns: total,
+            capacity_bytes: b.capacity,
+        };
+        let swap_energy = DeviceEnergy::of(&b.medium, &swap, b.power_down);
         let mut r = RunResult::build(
             common.workload,
             false,
@@ -719,16 +748,32 @@ impl Core {
             counts,
             vec![t],
             BackingResult {
-                tech: self.backing_tech.clone(),
+                tech: b.tech.clone(),
                 counters: self.backing.clone(),
-                energy: DeviceEnergy::unknown(),
+                energy: swap_energy,
                 ftl: None,
             },
             common.timeline,
         );
-        let none = DeviceEnergy::unknown();
-        r.run_energy =
-            crate::device::RunEnergy::of([(tier.name.as_str(), &none), ("backing", &none)], total);
+        r.run_energy = crate::device::RunEnergy::of(
+            [
+                (tier.name.as_str(), &r.tiers[0].energy),
+                ("backing", &r.backing.energy),
+            ],
+            total,
+        );
+        // A swap device busier than the run is long (write-backs off the
+        // references' path, `sync_swap_out = false`): said, as for tiers.
+        r.warnings.extend(crate::device::overload::warning_because(
+            "backing",
+            &b.tech,
+            self.swap_busy_ns,
+            self.backing_channels,
+            total,
+            "swap-outs off the faulting references' time (vm.sync_swap_out = false) \
+             are never waited for, so throughput and lifetime rates are not physical; \
+             vm.sync_swap_out = true charges each to its reference",
+        ));
         r.skipped_records = common.skipped_records;
         r.vm = Some(v);
         r.memorage = self.paging.pool.as_ref().map(|p| p.r.clone());

@@ -171,11 +171,18 @@ pub trait Room {
     /// compared per insert: nothing measurable in a pass.
     #[inline]
     fn room_for_one(&mut self, what: impl FnOnce(usize) -> String) -> Result<(), TraceError> {
+        self.room_for(1, what)
+    }
+
+    /// [`Room::room_for_one`] for `n` more entries at once (a batch's keys,
+    /// not all distinct: room for all is room enough).
+    #[inline]
+    fn room_for(&mut self, n: usize, what: impl FnOnce(usize) -> String) -> Result<(), TraceError> {
         let (len, cap) = self.len_and_capacity();
-        if len < cap {
+        if len.saturating_add(n) <= cap {
             return Ok(());
         }
-        let more = len.max(1024);
+        let more = len.max(1024).max(n);
         if self.try_more(more) {
             return Ok(());
         }
@@ -275,6 +282,81 @@ pub fn footprint_upto<'a>(
         s.footprint_bytes
     };
     Ok((f, s.requests))
+}
+
+/// Pages by reference, for a paging run of multilevel main memory: the
+/// distinct pages (the footprint a node's share resolves against) and, on
+/// request, each page's references over the run and in each epoch (the
+/// oracles' pre-pass). A page is `tag(process, page number)`, the process
+/// numbered by its first reference that is not a delete, as the paging
+/// run numbers them; a reference counts once per page it spans.
+#[derive(Clone, Debug, Default)]
+pub struct PageCounts {
+    /// Distinct pages of every record, deletes included, keyed by the
+    /// record's pid (as the `[vm]` run's footprint pass counts them).
+    pub footprint_pages: u64,
+    /// References per page (when asked for).
+    pub counts: Option<KeyMap<u64>>,
+    /// References per page in each epoch of `epoch` page references (when
+    /// asked for).
+    pub epochs: Option<Vec<KeyMap<u64>>>,
+    /// Records the pre-pass read.
+    pub read: u64,
+}
+
+/// [`PageCounts`] of the first `limit` records of `source` at pages of
+/// `1 << shift` bytes: counts when `counts`, per-epoch counts when `epoch`
+/// is Some (page references per epoch). Bounded by `limit` like every
+/// pre-pass (`[run] max_requests`).
+pub fn page_counts(
+    source: &Source,
+    shift: u32,
+    tag: impl Fn(u64, u64) -> u64,
+    counts: bool,
+    epoch: Option<u64>,
+    limit: u64,
+    progress: impl Progress,
+) -> Result<PageCounts, TraceError> {
+    let mut seen = KeySet::default();
+    let mut pids: KeyMap<u64> = KeyMap::default();
+    let mut all: KeyMap<u64> = KeyMap::default();
+    let mut epochs: Vec<KeyMap<u64>> = Vec::new();
+    let mut refs = 0u64;
+    let pass = pass_upto(source, limit, progress, |batch| {
+        for r in batch {
+            let first = r.key >> shift;
+            let last = r.key.saturating_add(r.size.max(1) as u64 - 1) >> shift;
+            for p in first..=last {
+                seen.insert(tag(r.pid as u64, p));
+            }
+            if r.op == crate::request::Op::Delete || !(counts || epoch.is_some()) {
+                continue;
+            }
+            let n = pids.len() as u64;
+            let pi = *pids.entry(r.pid as u64).or_insert(n);
+            for p in first..=last {
+                let t = tag(pi, p);
+                if counts {
+                    *all.entry(t).or_insert(0) += 1;
+                }
+                if let Some(e) = epoch {
+                    let i = (refs / e) as usize;
+                    if i == epochs.len() {
+                        epochs.push(KeyMap::default());
+                    }
+                    *epochs[i].entry(t).or_insert(0) += 1;
+                }
+                refs += 1;
+            }
+        }
+        Ok::<(), TraceError>(())
+    })?;
+    Ok(PageCounts {
+        footprint_pages: seen.len() as u64,
+        counts: counts.then_some(all),
+        epochs: epoch.map(|_| epochs),
+        read: pass.requests,
+    })
 }
 
 /// Whether a source's requests carry their next-access times already

@@ -34,28 +34,37 @@ impl TraceStats {
         }
     }
 
-    /// Counts `r`; the set of keys seen grows without an abort (a failed
-    /// allocation is [`TraceError::Memory`] naming `source`).
-    #[inline]
-    fn add(&mut self, r: &Request, seen: &mut KeySet, source: &Source) -> Result<(), TraceError> {
+    /// Counts a batch; the set of keys seen grows without an abort (a
+    /// failed allocation is [`TraceError::Memory`] naming `source`). Room
+    /// for the whole batch is made once, before its loop: a check per
+    /// request, and the call it made of the set's insert out of line, cost
+    /// the footprint pre-pass a third more instructions (callgrind).
+    fn add_batch(
+        &mut self,
+        batch: &[Request],
+        seen: &mut KeySet,
+        source: &Source,
+    ) -> Result<(), TraceError> {
         let read = self.requests;
-        seen.room_for_one(|n| {
+        seen.room_for(batch.len(), |n| {
             format!(
                 "the set of distinct keys of {} ({n} so far, after {read} requests)",
                 name(source)
             )
         })?;
-        self.requests += 1;
-        match r.op {
-            Op::Read => self.reads += 1,
-            Op::Write => self.writes += 1,
-            Op::Delete => self.deletes += 1,
-        }
-        self.bytes_requested += r.size as u64;
-        self.min_size = self.min_size.min(r.size);
-        self.max_size = self.max_size.max(r.size);
-        if seen.insert(r.key) {
-            self.footprint_bytes += r.size as u64;
+        for r in batch {
+            self.requests += 1;
+            match r.op {
+                Op::Read => self.reads += 1,
+                Op::Write => self.writes += 1,
+                Op::Delete => self.deletes += 1,
+            }
+            self.bytes_requested += r.size as u64;
+            self.min_size = self.min_size.min(r.size);
+            self.max_size = self.max_size.max(r.size);
+            if seen.insert(r.key) {
+                self.footprint_bytes += r.size as u64;
+            }
         }
         Ok(())
     }
@@ -95,10 +104,7 @@ pub fn trace_stats_upto(
     let mut seen = KeySet::default();
     let mut s = TraceStats::new();
     let p = pass_upto(source, limit, progress, |batch| {
-        for r in batch {
-            s.add(r, &mut seen, source)?;
-        }
-        Ok::<(), TraceError>(())
+        s.add_batch(batch, &mut seen, source)
     })?;
     s.skipped = p.skipped;
     Ok(s.finish(&seen))
@@ -141,9 +147,8 @@ pub fn convert_to_oracle(
         for r in batch {
             w.write_all(&encode(r))
                 .map_err(|e| TraceError::io(&path, e))?;
-            s.add(r, &mut seen, source)?;
         }
-        Ok::<(), TraceError>(())
+        s.add_batch(batch, &mut seen, source)
     })?;
     let s = s.finish(&seen);
     drop(seen);
@@ -186,9 +191,8 @@ pub fn write_csv(
                 Op::Delete => "delete",
             };
             writeln!(w, "{},{},{},{op}", r.time, r.key, r.size).map_err(io)?;
-            s.add(r, &mut seen, source)?;
         }
-        Ok::<(), TraceError>(())
+        s.add_batch(batch, &mut seen, source)
     })?;
     out.commit()?;
     s.skipped = p.skipped;

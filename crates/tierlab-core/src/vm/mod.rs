@@ -11,7 +11,9 @@
 //! pager's page table: each page's state bits and slot). Multilevel main
 //! memory (docs/tiered-memory.md): `tiered_config` (`[[vm.node]]`,
 //! `[vm.placement]`, `[vm.migration]`), `nodes` (the nodes' frames),
-//! `placement`, `migrate` (the migration policies, one file each).
+//! `placement`, `migrate` (the migration policies, one file each),
+//! `tiered_result` (the result's `tiered` object); the model that runs
+//! them is run/tiered.rs.
 
 pub mod config;
 pub mod memorage;
@@ -24,6 +26,7 @@ pub mod readahead;
 pub mod result;
 mod table;
 pub mod tiered_config;
+pub mod tiered_result;
 pub mod tlb;
 pub mod walk;
 

@@ -72,6 +72,12 @@ pub struct Nodes {
     scanned_at: Vec<f64>,
     /// The scanner's next frame (a global frame number).
     scan_cursor: u64,
+    /// Frame -> references to its page (counted by [`Nodes::touch`],
+    /// moving with the page), and the counts of pages that left memory:
+    /// each page's accesses over the run, for the static oracle's share
+    /// beside the run's (docs/tiered-memory.md).
+    count: Vec<u64>,
+    saved: KeyMap<u64>,
     pub counters: Vec<NodeCounters>,
 }
 
@@ -100,6 +106,8 @@ impl Nodes {
             hand: vec![0; frames.len()],
             scanned_at: vec![f64::NAN; total as usize],
             scan_cursor: base[1].min(total),
+            count: vec![0; total as usize],
+            saved: KeyMap::default(),
             counters: vec![NodeCounters::default(); frames.len()],
             base,
         }
@@ -131,7 +139,7 @@ impl Nodes {
     pub fn resident(&self) -> u64 {
         self.map.len() as u64
     }
-    fn node_of_frame(&self, f: u32) -> Node {
+    pub fn node_of_frame(&self, f: u32) -> Node {
         // At most 16 nodes: a short scan beats a binary search.
         let f = f as u64;
         (self.base[1..].iter().position(|&b| f < b).unwrap_or(0)) as Node
@@ -151,6 +159,11 @@ impl Nodes {
         self.owner[f as usize] = page;
         self.referenced[f as usize] = true;
         self.scanned_at[f as usize] = f64::NAN;
+        self.count[f as usize] = if self.saved.is_empty() {
+            0
+        } else {
+            self.saved.remove(&page).unwrap_or(0)
+        };
         Some(f)
     }
 
@@ -158,8 +171,20 @@ impl Nodes {
     pub fn remove(&mut self, page: u64) -> Option<Node> {
         let f = self.map.remove(&page)?;
         let n = self.node_of_frame(f);
+        let c = std::mem::take(&mut self.count[f as usize]);
+        if c > 0 {
+            self.saved.insert(page, c);
+        }
         self.release(f, n);
         Some(n)
+    }
+
+    /// Every page's references counted by [`Nodes::touch`] over the run,
+    /// resident or not (pages never touched are left out).
+    pub fn access_counts(&self) -> Vec<u64> {
+        let mut out: Vec<u64> = self.saved.values().copied().collect();
+        out.extend(self.count.iter().copied().filter(|&c| c > 0));
+        out
     }
 
     fn release(&mut self, f: u32, n: Node) {
@@ -175,6 +200,7 @@ impl Nodes {
     #[inline(always)]
     pub fn touch(&mut self, f: u32) -> Option<f64> {
         self.referenced[f as usize] = true;
+        self.count[f as usize] += 1;
         let s = self.scanned_at[f as usize];
         if s.is_nan() {
             None
@@ -182,6 +208,14 @@ impl Nodes {
             self.scanned_at[f as usize] = f64::NAN;
             Some(s)
         }
+    }
+
+    /// `n` more references to the page in frame `f`, none of them a hint
+    /// fault (a run of repeats after a [`Nodes::touch`]).
+    #[inline(always)]
+    pub fn touch_n(&mut self, f: u32, n: u64) {
+        self.referenced[f as usize] = true;
+        self.count[f as usize] += n;
     }
 
     /// Counts one access of `bytes` on node `n` taking `ns`.
@@ -210,10 +244,12 @@ impl Nodes {
         // A moved page keeps its referenced bit; its scan mark goes (the
         // migration remaps it accessible).
         let r = self.referenced[f as usize];
+        let c = std::mem::take(&mut self.count[f as usize]);
         self.release(f, from);
         self.map.insert(page, g);
         self.owner[g as usize] = page;
         self.referenced[g as usize] = r;
+        self.count[g as usize] = c;
         let c = &mut self.counters[to as usize];
         if to < from {
             c.promoted_in += 1;

@@ -86,6 +86,10 @@ pub struct Paging {
     unmapped: KeySet,
     /// Victims of the current reference (their translations are shot down).
     pub victims: Vec<u64>,
+    /// Multilevel main memory (run/tiered.rs): every page that left
+    /// memory since the model last emptied it, across the page parts of a
+    /// reference (`victims` keeps only the last part's). None: not kept.
+    pub gone: Option<Vec<u64>>,
     /// The page of the last reference and its slot, while no page has
     /// entered or left memory since that reference: a repeat (most
     /// references repeat the page before them) is a hit found without the
@@ -151,6 +155,7 @@ impl Paging {
             table: PageTable::new(),
             unmapped: KeySet::default(),
             victims: Vec::new(),
+            gone: None,
             last: (NO_PAGE, 0),
             minor_faults: 0,
             major_faults: 0,
@@ -289,6 +294,9 @@ impl Paging {
     /// down, its swap-out when dirty.
     fn gone(&mut self, key: u64, dirty: bool) {
         self.victims.push(key);
+        if let Some(g) = &mut self.gone {
+            g.push(key);
+        }
         if let Some(pool) = &mut self.pool {
             pool.remote.remove(&key);
         }
@@ -338,6 +346,9 @@ impl Paging {
         for (k, slot) in slots {
             self.tier.remove(&mut self.store, slot);
             self.victims.push(k);
+            if let Some(g) = &mut self.gone {
+                g.push(k);
+            }
             if let Some(pool) = &mut self.pool {
                 pool.remote.remove(&k);
             }
@@ -431,6 +442,11 @@ impl Paging {
             },
             _ => false,
         }
+    }
+
+    /// Whether page `key` is resident (mapped or read ahead).
+    pub fn resident(&mut self, key: u64) -> bool {
+        self.table.slot(key).is_some()
     }
 
     pub fn tier(&self) -> &Tier {
@@ -624,6 +640,9 @@ impl Paging {
                 self.table.set_slot(k, None);
                 self.unmapped.remove(&k);
                 self.victims.push(k);
+                if let Some(g) = &mut self.gone {
+                    g.push(k);
+                }
             }
             self.promoted.insert(h);
             self.promotions += 1;
@@ -703,6 +722,9 @@ impl Paging {
         self.table.set_slot(req.key, slot);
         for v in out.into_iter().flatten().chain(more) {
             self.victims.push(v.key);
+            if let Some(g) = &mut self.gone {
+                g.push(v.key);
+            }
             if self.ratio > 0 {
                 if v.key & HUGE != 0 {
                     f.huge_swap_outs += v.dirty as u32;

@@ -360,7 +360,7 @@ pub struct CostConfig {
 }
 
 impl CostConfig {
-    fn each(&self) -> [(&'static str, f64); 5] {
+    pub fn each(&self) -> [(&'static str, f64); 5] {
         [
             ("hint_fault_ns", self.hint_fault_ns.0),
             ("pte_update_ns", self.pte_update_ns.0),

@@ -1,0 +1,721 @@
+//! Multilevel main memory's model on the one driver (docs/tiered-memory.md):
+//! main memory as ordered nodes (`[[vm.node]]`, fastest first), each page
+//! living on one node and accessed there in place, a placement rule for a
+//! page entering memory (`[vm.placement]`) and a migration policy moving
+//! pages between nodes (`[vm.migration]`, vm/migrate/).
+//!
+//! Each reference goes through the virtual-memory core (run/vm_core.rs) as
+//! in a `[vm]` run, with the memory at node 0's cost and the frames of all
+//! nodes together: translation, faults, read-ahead and swap are today's.
+//! Then, for each page it touches, this model finds the page's node
+//! (placing a page the first time it is referenced while resident) and
+//! adds the difference between that node's access and node 0's to the
+//! data time; the policy hears the reference if it listens to it
+//! (`Hears`), and the moves it asks for are carried out by the nodes and
+//! charged as overhead.
+//!
+//! Why the all-fast baseline is exact without a second pass: which pages
+//! are resident, the TLBs and the walks do not depend on a page's node
+//! here (the pager evicts by its own policy over all frames; a migration
+//! moves a page between frames without a fault or a TLB change, its
+//! shootdown charged as time only), so the same references with every
+//! page on node 0 (one node of all the frames) make exactly the core's
+//! figures less the node differences added here. Every charge is a whole
+//! number of ns (cost.rs), so the subtraction is exact. A policy that
+//! would swap pages out itself (`linux` without demotion) would break
+//! this; it is refused (vm/tiered_config.rs).
+
+use super::vm_core::{pages, Core, Ref};
+use crate::config::Config;
+use crate::cost::AccessCost;
+use crate::error::Error;
+use crate::hash::KeyMap;
+use crate::hierarchy::BackingCounters;
+use crate::request::{Op, Request};
+use crate::run::driver::{Clock, Common, Driver, Model, Stream, Warmup};
+use crate::run::timeline::Recorder;
+use crate::source::setup::{page_counts, Batches, PageCounts, Progress, BATCH};
+use crate::spec::ConfigError;
+use crate::stats::RunResult;
+use crate::tech::Catalog;
+use crate::units::Size;
+use crate::vm::migrate::{
+    BuildCtx, CostConfig, Hears, MigrationConfig, MigrationPolicy, MigrationSpec, Moves, Node,
+    Sampler, FAST,
+};
+use crate::vm::nodes::Nodes;
+use crate::vm::paging::{Paging, VPN_BITS, VPN_MASK};
+use crate::vm::placement::Placement;
+use crate::vm::result::VmResult;
+use crate::vm::tiered_config::PlacementKind;
+use crate::vm::tiered_result::{NodeResult, Overheads, TieredResult};
+use crate::vm::tlb::Tlb;
+use crate::vm::walk::{Walker, PTE_BYTES};
+
+/// A node's access cost, with the small-access shortcut the core uses
+/// (every access up to the transfer unit costs the same).
+#[derive(Clone, Copy)]
+struct NodeCost {
+    cost: AccessCost,
+    unit: u64,
+    rd: f64,
+    wr: f64,
+}
+
+impl NodeCost {
+    fn new(cost: AccessCost) -> Self {
+        NodeCost {
+            cost,
+            unit: cost.transfer_unit(),
+            rd: cost.read(1),
+            wr: cost.write(1),
+        }
+    }
+
+    /// One access of `part` bytes: the same arithmetic as the core's.
+    #[inline(always)]
+    fn of(&self, part: u32, write: bool) -> f64 {
+        if part as u64 <= self.unit {
+            if write {
+                self.wr
+            } else {
+                self.rd
+            }
+        } else {
+            self.cost.access(part, write)
+        }
+    }
+}
+
+/// What the model reports of a node besides its counters.
+struct NodeMeta {
+    name: String,
+    tech: String,
+    capacity: u64,
+}
+
+pub struct Tiered {
+    c: Core,
+    nodes: Nodes,
+    placement: Placement,
+    policy: Box<dyn MigrationPolicy>,
+    hears: Hears,
+    sampler: Sampler,
+    /// The policy's next periodic work (ns), kept here so that a reference
+    /// makes no call to learn it.
+    next_tick: f64,
+    m: Moves,
+    cost: Vec<NodeCost>,
+    charges: CostConfig,
+    /// Data time beyond node 0's: what the all-fast run would not spend.
+    extra_ns: f64,
+    over: Overheads,
+    promotions: u64,
+    demotions: u64,
+    migration_bytes: u64,
+    refused: u64,
+    ping_pong: u64,
+    /// Page -> the epoch of its last promotion (ping-pong).
+    promoted_in: KeyMap<u64>,
+    epoch: u64,
+    scanned_pages: u64,
+    gone: Vec<u64>,
+    meta: Vec<NodeMeta>,
+    policy_name: &'static str,
+    placement_name: &'static str,
+}
+
+impl Tiered {
+    /// The model's clock (ns): the references' time so far, compute and
+    /// the overheads included; the policies' periods run on it.
+    #[inline(always)]
+    fn now(&self) -> f64 {
+        self.c.v.t_addr_ns
+            + self.c.v.t_data_ns
+            + self.c.compute_ns * self.c.requests as f64
+            + self.over.total_ns
+    }
+
+    /// One reference by the core's general path; returns its page when it
+    /// touched one page (the page a run of repeats after it may take).
+    #[inline(always)]
+    fn reference(&mut self, r: &Request) -> Option<u64> {
+        self.c.reference_cost::<false>(r);
+        let (key, size, _, op) = r.parts();
+        if op == Op::Delete {
+            return None;
+        }
+        if !self.c.paging.gone.as_ref().is_none_or(|g| g.is_empty()) {
+            self.left();
+        }
+        // The core numbered the reference's process.
+        let pi = self.c.last_pid.1;
+        let write = op == Op::Write;
+        let t = self.now();
+        let mut heard = false;
+        let (first, last) = pages(key, size, self.c.shift);
+        for vpn in first..=last {
+            let part = if first == last {
+                size.max(1)
+            } else {
+                let lo = key.max(vpn << self.c.shift);
+                let hi = (key + size.max(1) as u64).min((vpn + 1) << self.c.shift);
+                (hi - lo) as u32
+            };
+            let tag = ((pi as u64) << VPN_BITS) | (vpn & VPN_MASK);
+            heard |= self.page(tag, part, write, pi, t);
+        }
+        if t >= self.next_tick {
+            self.policy.tick(t, &self.nodes, &mut self.m);
+            heard = true;
+        }
+        if heard {
+            if !self.m.is_empty() {
+                self.apply(t);
+            }
+            self.next_tick = self.policy.next_tick();
+        }
+        (first == last).then_some(((pi as u64) << VPN_BITS) | (first & VPN_MASK))
+    }
+
+    /// How many references at the front of `rs` repeat page `tag` (one
+    /// page each, same process, no delete): the core takes them as a run.
+    #[inline(always)]
+    fn repeats(&self, rs: &[Request], tag: u64) -> usize {
+        let (pid, pi) = self.c.last_pid;
+        let page = tag & VPN_MASK;
+        if tag >> VPN_BITS != pi as u64 {
+            return 0;
+        }
+        let shift = self.c.shift;
+        rs.iter()
+            .take_while(|r| {
+                let (first, last) = pages(r.key, r.size, shift);
+                r.pid == pid && r.op != Op::Delete && first == last && first & VPN_MASK == page
+            })
+            .count()
+    }
+
+    /// A run of references to page `tag` after one that touched it, which
+    /// the core ran by its repeat path ([`Core::batch`]): the page is on
+    /// the node where the reference before left it (nothing enters or
+    /// leaves memory in a run of hits, and moves wait for the run's end),
+    /// so its node is looked up once; the sampled policies hear their
+    /// samples; a scan or a tick waits for the run's end (a run is a few
+    /// references: microseconds against the policies' milliseconds).
+    fn run_of(&mut self, rs: &[Request], tag: u64) {
+        let Some(f) = self.nodes.frame_of(tag) else {
+            return;
+        };
+        let node = self.nodes.node_of_frame(f);
+        let pi = self.c.last_pid.1 as usize;
+        let t = self.now();
+        let (fast, here) = (self.cost[FAST as usize], self.cost[node as usize]);
+        let (mut extra, mut heard) = (0.0, false);
+        for r in rs {
+            let write = r.op == Op::Write;
+            let part = r.size.max(1);
+            let d = here.of(part, write);
+            if node != FAST {
+                extra += d - fast.of(part, write);
+            }
+            self.nodes.record(node, write, part as u64, d);
+            if let Hears::Sampled { .. } = self.hears {
+                if self.sampler.sample(write) {
+                    self.over.samples_ns += self.charges.sample_ns.0;
+                    self.over.total_ns += self.charges.sample_ns.0;
+                    self.policy
+                        .on_access(tag, node, write, t, &self.nodes, &mut self.m);
+                    heard = true;
+                }
+            }
+        }
+        self.nodes.touch_n(f, rs.len() as u64);
+        if node != FAST {
+            self.extra_ns += extra;
+            self.c.v.t_data_ns += extra;
+            self.c.procs[pi].runtime_ns += extra;
+        }
+        let t = self.now();
+        if t >= self.next_tick {
+            self.policy.tick(t, &self.nodes, &mut self.m);
+            heard = true;
+        }
+        if heard {
+            if !self.m.is_empty() {
+                self.apply(t);
+            }
+            self.next_tick = self.policy.next_tick();
+        }
+    }
+
+    /// One page part of a reference: its node (placed if new), its access
+    /// there, what the policy hears. Returns whether the policy was called.
+    #[inline(always)]
+    fn page(&mut self, tag: u64, part: u32, write: bool, pi: u32, t: f64) -> bool {
+        let mut heard = false;
+        let f = match self.nodes.frame_of(tag) {
+            Some(f) => f,
+            None => {
+                // A later part of the same reference may have evicted it.
+                if !self.c.paging.resident(tag) {
+                    return false;
+                }
+                let Some(n) = self
+                    .policy
+                    .place(tag, &self.nodes)
+                    .or_else(|| self.placement.place(&self.nodes))
+                else {
+                    unreachable!("the nodes hold a subset of the pager's resident pages")
+                };
+                let f = self
+                    .nodes
+                    .insert(tag, n)
+                    .expect("placed on a node with room");
+                self.policy.on_insert(tag, n, &self.nodes, &mut self.m);
+                heard = true;
+                f
+            }
+        };
+        let node = self.nodes.node_of_frame(f);
+        let hint = self.nodes.touch(f);
+        let d = self.cost[node as usize].of(part, write);
+        if node != FAST {
+            let extra = d - self.cost[FAST as usize].of(part, write);
+            self.extra_ns += extra;
+            self.c.v.t_data_ns += extra;
+            self.c.procs[pi as usize].runtime_ns += extra;
+        }
+        self.nodes.record(node, write, part as u64, d);
+        match self.hears {
+            Hears::Nothing => {}
+            Hears::Every => {
+                self.policy
+                    .on_access(tag, node, write, t, &self.nodes, &mut self.m);
+                heard = true;
+            }
+            Hears::Sampled { .. } => {
+                if self.sampler.sample(write) {
+                    self.over.samples_ns += self.charges.sample_ns.0;
+                    self.over.total_ns += self.charges.sample_ns.0;
+                    self.policy
+                        .on_access(tag, node, write, t, &self.nodes, &mut self.m);
+                    heard = true;
+                }
+            }
+            Hears::HintFaults => {
+                if let Some(s) = hint {
+                    self.over.hint_faults_ns += self.charges.hint_fault_ns.0;
+                    self.over.total_ns += self.charges.hint_fault_ns.0;
+                    self.policy
+                        .on_hint_fault(tag, node, s, t, &self.nodes, &mut self.m);
+                    heard = true;
+                }
+            }
+        }
+        heard
+    }
+
+    /// Pages the pager let go of leave their nodes.
+    #[cold]
+    fn left(&mut self) {
+        let Some(mut g) = self.c.paging.gone.replace(std::mem::take(&mut self.gone)) else {
+            return;
+        };
+        for &p in &g {
+            if self.nodes.remove(p).is_some() {
+                self.policy.on_remove(p);
+            }
+        }
+        g.clear();
+        self.gone = g;
+    }
+
+    /// Carries out what the policy asked: a scan, then the moves, each
+    /// charged.
+    #[cold]
+    fn apply(&mut self, t: f64) {
+        if self.m.scan > 0 {
+            let n = self.nodes.scan(self.m.scan, t);
+            self.scanned_pages += n;
+            let ns = n as f64 * self.charges.scan_ns.0;
+            self.over.scans_ns += ns;
+            self.over.total_ns += ns;
+        }
+        // Swap-outs asked by a policy are refused with the config
+        // (vm/tiered_config.rs): they would change what is resident.
+        debug_assert!(self.m.evict.is_empty());
+        self.m.evict.clear();
+        let a = self.nodes.apply(&mut self.m);
+        self.refused += a.refused;
+        let epoch = self.c.requests / self.epoch;
+        let page = self.nodes.page_bytes();
+        let fixed = self.charges.pte_update_ns.0 + self.charges.tlb_shootdown_ns.0;
+        for mv in &a.moves {
+            let (from, to) = (&self.cost[mv.from as usize], &self.cost[mv.to as usize]);
+            // The copy: the slower end's access of a whole page.
+            let copy = from.cost.read(page as u32).max(to.cost.write(page as u32));
+            self.over.migrations_ns += copy + fixed;
+            self.over.total_ns += copy + fixed;
+            self.migration_bytes += page;
+            if mv.to < mv.from {
+                self.promotions += 1;
+                self.promoted_in.insert(mv.page, epoch);
+            } else {
+                self.demotions += 1;
+                if self.promoted_in.get(&mv.page) == Some(&epoch) {
+                    self.ping_pong += 1;
+                }
+            }
+        }
+    }
+
+    /// The run's time with the overheads, and the same references with
+    /// every page on node 0.
+    fn times(&self) -> (f64, f64) {
+        let compute = self.c.compute_ns * self.c.requests as f64;
+        let access = self.c.v.t_addr_ns + self.c.v.t_data_ns;
+        (
+            access + compute + self.over.total_ns,
+            access - self.extra_ns + compute,
+        )
+    }
+
+    fn tiered_result(&self) -> TieredResult {
+        let total_acc: u64 = self.nodes.counters.iter().map(|c| c.accesses).sum();
+        let total_ns: f64 = self.nodes.counters.iter().map(|c| c.time_ns).sum();
+        let share = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+        let nodes: Vec<NodeResult> = self
+            .meta
+            .iter()
+            .zip(&self.nodes.counters)
+            .enumerate()
+            .map(|(i, (m, c))| NodeResult {
+                name: m.name.clone(),
+                tech: m.tech.clone(),
+                capacity: m.capacity,
+                frames: self.nodes.frames(i as Node),
+                accesses: c.accesses,
+                reads: c.reads,
+                writes: c.writes,
+                bytes: c.bytes,
+                time_ns: c.time_ns,
+                mean_access_ns: share(c.time_ns, c.accesses as f64),
+                access_share: share(c.accesses as f64, total_acc as f64),
+                time_share: share(c.time_ns, total_ns),
+                promoted_in: c.promoted_in,
+                demoted_in: c.demoted_in,
+                migrated_out: c.migrated_out,
+                resident_pages: self.nodes.used(i as Node),
+            })
+            .collect();
+        // The static oracle's share: the most referenced pages on node 0's
+        // frames for the whole run.
+        let mut counts = self.nodes.access_counts();
+        counts.sort_unstable_by(|a, b| b.cmp(a));
+        let top: u64 = counts.iter().take(self.nodes.frames(FAST) as usize).sum();
+        let (time, all_fast) = self.times();
+        let report = self.policy.report();
+        let kernel = matches!(self.policy_name, "linux" | "tpp")
+            .then(|| crate::vm::migrate::linux::KERNEL.to_string());
+        TieredResult {
+            policy: self.policy_name.into(),
+            placement: self.placement_name.into(),
+            kernel,
+            fast_share_of_accesses: nodes.first().map_or(0.0, |n| n.access_share),
+            oracle_fast_share_of_accesses: share(top as f64, total_acc as f64),
+            nodes,
+            promotions: self.promotions,
+            demotions: self.demotions,
+            migration_bytes: self.migration_bytes,
+            refused_moves: self.refused,
+            ping_pong: self.ping_pong,
+            ping_pong_share: share(self.ping_pong as f64, self.demotions as f64),
+            ping_pong_epoch: self.epoch,
+            overhead: self.over.clone(),
+            policy_report: report,
+            scanned_pages: self.scanned_pages,
+            uncharged: self
+                .charges
+                .each()
+                .iter()
+                .filter(|(_, v)| *v == 0.0)
+                .map(|(k, _)| k.to_string())
+                .collect(),
+            time_ns: time,
+            all_fast_time_ns: all_fast,
+            slowdown: share(time, all_fast),
+            slowdown_basis: format!(
+                "the same references with every page on {} (one node of all {} frames, no \
+                 migration): the pager's and the TLBs' figures do not depend on a page's node, \
+                 so this run's figures less its nodes' extra access time, exactly, in the same \
+                 pass",
+                self.meta[0].name,
+                (0..self.nodes.len())
+                    .map(|n| self.nodes.frames(n as Node))
+                    .sum::<u64>()
+            ),
+            simulated_s: time / 1e9,
+        }
+    }
+}
+
+impl Model for Tiered {
+    type Rec = Request;
+    const CLOCK: Clock = Clock::Requests;
+
+    /// Each reference by the core's general path, and the run of repeats
+    /// after it by the core's repeat path (not for a policy that hears
+    /// every reference: the epoch oracle counts each).
+    #[inline]
+    fn run(&mut self, rs: &[Request], _rec: &mut Recorder) -> Result<(), Error> {
+        let runs = self.hears != Hears::Every;
+        let mut i = 0;
+        while i < rs.len() {
+            let page = self.reference(&rs[i]);
+            i += 1;
+            if let (true, Some(tag)) = (runs, page) {
+                let n = self.repeats(&rs[i..], tag);
+                if n > 0 {
+                    self.c.batch(&rs[i..i + n]);
+                    self.run_of(&rs[i..i + n], tag);
+                    i += n;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn issued(&self) -> u64 {
+        self.c.requests
+    }
+
+    fn point(&mut self, rec: &mut Recorder) {
+        self.c.point(rec);
+    }
+
+    fn count_from_here(&mut self, _rec: &mut Recorder) {
+        unreachable!("a [vm] run has no warm-up (config/checks.rs)")
+    }
+
+    /// The overheads are the run's time too: its elapsed time is the
+    /// references' plus theirs (none: the references' alone, as a `[vm]`
+    /// run's).
+    fn source_ended(&mut self) -> Result<(), Error> {
+        if self.over.total_ns > 0.0 {
+            self.c.makespan = Some(self.times().0);
+        }
+        Ok(())
+    }
+
+    fn result(&self, common: Common) -> RunResult {
+        let mut r = self.c.result(common);
+        r.tiered = Some(self.tiered_result());
+        r
+    }
+}
+
+/// The placement rule's name in results.
+fn placement_name(kind: Option<PlacementKind>) -> &'static str {
+    match kind.unwrap_or_default() {
+        PlacementKind::FirstTouch => "first-touch",
+        PlacementKind::SlowFirst => "slow-first",
+        PlacementKind::Interleave => "interleave",
+    }
+}
+
+/// The tag of page `vpn` of process `p` (vm/paging.rs).
+fn tag(p: u64, vpn: u64) -> u64 {
+    (p << VPN_BITS) | (vpn & VPN_MASK)
+}
+
+/// Assembles the run of a `[vm]` config with `[[vm.node]]`, telling
+/// `progress` the references its pre-pass reads (node capacities given as
+/// a share of the footprint; the oracles' per-page counts).
+pub fn driver(
+    cfg: &Config,
+    cat: &Catalog,
+    mut progress: impl Progress,
+) -> Result<Driver<Tiered, Stream>, Error> {
+    let vm = cfg
+        .vm
+        .as_ref()
+        .ok_or_else(|| ConfigError::at("vm", "missing"))?;
+    let w = cfg.workload()?;
+    let source = crate::source::byte_source(w.source()?)?;
+    let page = vm.page_bytes();
+    let shift = page.trailing_zeros();
+    let mig: MigrationConfig = vm.migration.clone().unwrap_or_default();
+    let limit = cfg.run.max_requests.unwrap_or(u64::MAX);
+    let shares = vm
+        .node
+        .iter()
+        .any(|n| !matches!(n.capacity, Size::Absolute(_)));
+    let counts = matches!(mig.spec, MigrationSpec::OracleStatic(_));
+    let epoch = match &mig.spec {
+        MigrationSpec::OracleEpoch(p) => Some(p.epoch),
+        _ => None,
+    };
+    let pc = if shares || counts || epoch.is_some() {
+        page_counts(&source, shift, tag, counts, epoch, limit, &mut progress)?
+    } else {
+        PageCounts::default()
+    };
+    let mut frames = Vec::with_capacity(vm.node.len());
+    let mut cost = Vec::with_capacity(vm.node.len());
+    let mut meta = Vec::with_capacity(vm.node.len());
+    for (i, n) in vm.node.iter().enumerate() {
+        let capacity = match n.capacity {
+            Size::Absolute(b) => b,
+            share => share.resolve(pc.footprint_pages * page),
+        };
+        if capacity / page == 0 {
+            return Err(ConfigError::at(
+                format!("vm.node[{i}].capacity"),
+                format!(
+                    "\"{}\" is {capacity} B, less than one page of vm.page_size = {page} B: \
+                     the node would have no frame",
+                    n.capacity
+                ),
+            )
+            .into());
+        }
+        let tech = cat
+            .get(&n.tech)
+            .map_err(|e| ConfigError::at(format!("vm.node[{i}].tech"), e.to_string()))?;
+        frames.push(capacity / page);
+        cost.push(NodeCost::new(AccessCost::new(tech, 1.0, 0.0)));
+        meta.push(NodeMeta {
+            name: n.name(),
+            tech: n.tech.clone(),
+            capacity,
+        });
+    }
+    let total_frames: u64 = frames.iter().sum();
+    if total_frames > u32::MAX as u64 {
+        return Err(ConfigError::at(
+            "vm.node",
+            format!(
+                "{total_frames} frames in all; at most {} (frame numbers are 32-bit)",
+                u32::MAX
+            ),
+        )
+        .into());
+    }
+    // The memory as a whole, for the result's one tier: one node's own
+    // name, several nodes' "memory"; node 0's medium and all the bytes.
+    let fast = cat.get(&vm.node[0].tech).expect("checked above");
+    let capacity: u64 = meta.iter().map(|m| m.capacity).sum();
+    let name = if meta.len() == 1 {
+        meta[0].name.clone()
+    } else {
+        "memory".to_string()
+    };
+    let mem = cost[0].cost;
+    let backing = cat
+        .get(&cfg.backing.tech)
+        .map_err(|e| ConfigError::at("backing.tech", e.to_string()))?;
+    let dev = AccessCost::new(backing, 1.0, cfg.backing.overhead.0);
+    let seed = w.seed.unwrap_or(42);
+    let batches = Batches::new(crate::source::open(&source)?, BATCH).limit(limit);
+    let mut paging = Paging::new(vm, total_frames, mem, seed, name);
+    paging.gone = Some(Vec::new());
+    let c = Core {
+        shift,
+        page,
+        tlb: Tlb::new(&vm.tlb),
+        tlb2: vm.tlb2.as_ref().map(Tlb::new),
+        tlb_huge: None,
+        huge_bytes: 0,
+        walker: Walker::new(vm),
+        paging,
+        reclaim_ns: 0.0,
+        remote_extra: 0.0,
+        pressure_mark: (0, 0),
+        pte_ns: mem.read(PTE_BYTES),
+        mem_small: (mem.transfer_unit(), mem.read(1), mem.write(1)),
+        mem,
+        dev,
+        fault_minor_ns: vm.fault_minor_ns.0,
+        fault_major_ns: vm.fault_major_ns.0,
+        sync_swap_out: vm.sync_swap_out,
+        compute_ns: cfg.run.compute.0,
+        pids: KeyMap::default(),
+        last_pid: (u32::MAX, 0),
+        procs: Vec::new(),
+        v: VmResult {
+            page_size: page,
+            frames: total_frames,
+            ..VmResult::default()
+        },
+        requests: 0,
+        reads: 0,
+        writes: 0,
+        deletes: 0,
+        bytes: 0,
+        faulted: 0,
+        bytes_faulted: 0,
+        miss_bytes: 0,
+        backing: BackingCounters::default(),
+        tier_meta: (vm.node[0].tech.clone(), vm.policy.name().into(), capacity),
+        area_cost: crate::device::area_cost::area_cost(fast, capacity, false),
+        medium: fast.clone(),
+        backing_tech: cfg.backing.tech.clone(),
+        makespan: None,
+    };
+    let ctx = BuildCtx {
+        page_bytes: page,
+        frames: frames.clone(),
+        counts: pc.counts.as_ref(),
+        epoch_counts: pc.epochs.as_deref(),
+    };
+    let policy = mig
+        .spec
+        .build(&ctx)
+        .map_err(|e| ConfigError::at("vm.migration.type", e))?;
+    let hears = policy.hears();
+    let sampler = match hears {
+        Hears::Sampled {
+            read_period,
+            write_period,
+        } => Sampler::new(read_period, write_period),
+        _ => Sampler::new(u64::MAX, u64::MAX),
+    };
+    let model = Tiered {
+        c,
+        nodes: Nodes::new(page, &frames),
+        placement: Placement::new(vm.placement.as_ref(), frames.len()),
+        next_tick: policy.next_tick(),
+        hears,
+        sampler,
+        policy,
+        m: Moves::default(),
+        cost,
+        charges: mig.cost.clone(),
+        extra_ns: 0.0,
+        over: Overheads::default(),
+        promotions: 0,
+        demotions: 0,
+        migration_bytes: 0,
+        refused: 0,
+        ping_pong: 0,
+        promoted_in: KeyMap::default(),
+        epoch: cfg.run.interval.max(1),
+        scanned_pages: 0,
+        gone: Vec::new(),
+        meta,
+        policy_name: mig.spec.name(),
+        placement_name: placement_name(vm.placement.as_ref().map(|p| p.kind)),
+    };
+    Ok(Driver::new(
+        model,
+        Stream::new(batches, None),
+        cfg.run.interval,
+        1,
+        Warmup::default(),
+    ))
+}
+
+#[cfg(test)]
+#[path = "tiered_tests.rs"]
+mod tests;

@@ -1,0 +1,62 @@
+"""The text of a run's `tiered` object: multilevel main memory's nodes,
+migrations, overheads and slowdown (docs/tiered-memory.md#outputs)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def print_tiered(c: Console, t: dict[str, Any]) -> None:
+    """A row per memory node, then the policy's moves and what they cost."""
+    from tierlab._format import human_bytes, human_ns
+
+    kernel = f" (Linux {t['kernel']})" if t.get("kernel") else ""
+    table = Table(
+        title=f"memory nodes: placement {t['placement']}, migration {t['policy']}{kernel}",
+        title_justify="left",
+    )
+    cols = ("node", "tech", "capacity", "accesses", "share", "mean access", "time share")
+    for col in cols:
+        table.add_column(col, justify="left" if col in ("node", "tech") else "right")
+    for n in t["nodes"]:
+        table.add_row(
+            n["name"], n["tech"], human_bytes(n["capacity"]), f"{n['accesses']:,}",
+            f"{100 * n['access_share']:.1f}%", human_ns(n["mean_access_ns"]),
+            f"{100 * n['time_share']:.1f}%",
+        )  # fmt: skip
+    c.print(table)
+    c.print(
+        f"fast node's share of accesses {100 * t['fast_share_of_accesses']:.1f}% "
+        f"(static oracle {100 * t['oracle_fast_share_of_accesses']:.1f}%)"
+    )
+    c.print(
+        f"migrations: {t['promotions']:,} promotions, {t['demotions']:,} demotions, "
+        f"{human_bytes(t['migration_bytes'])} moved; ping-pong {t['ping_pong']:,} "
+        f"({100 * t['ping_pong_share']:.1f}% of demotions, epoch "
+        f"{t['ping_pong_epoch']:,} references)"
+    )
+    o = t["overhead"]
+    parts = [
+        f"{label} {human_ns(o[k])}"
+        for k, label in (
+            ("migrations_ns", "migrations"),
+            ("hint_faults_ns", "hint faults"),
+            ("samples_ns", "samples"),
+            ("scans_ns", "scans"),
+        )
+        if o[k] > 0
+    ]
+    uncharged = f"; not charged: {', '.join(t['uncharged'])}" if t["uncharged"] else ""
+    c.print(
+        f"overhead {human_ns(o['total_ns'])}"
+        + (f" ({', '.join(parts)})" if parts else "")
+        + uncharged
+    )
+    c.print(
+        f"slowdown {t['slowdown']:.4f}: {human_ns(t['time_ns'])} against "
+        f"{human_ns(t['all_fast_time_ns'])} with every page on {t['nodes'][0]['name']} "
+        "(same references, same pass)"
+    )
