@@ -210,7 +210,10 @@ def _open_new_store(path: str) -> str:
 def test_two_sweeps_creating_one_store_at_once(tmp_path: Path) -> None:
     """Two sweeps starting at once on a new store raced (`UNIQUE constraint
     failed: meta.key` in about 30% of tries)."""
-    ctx = multiprocessing.get_context("fork")
+    # Spawned, not forked: a fork copies the test process's other threads'
+    # locks (an in-process sweep's pool, held at the moment of the fork), and
+    # a forked worker once waited on one of them for ever (the suite hung).
+    ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(4) as pool:
         for i in range(15):
             p = str(tmp_path / f"s{i}.sqlite")

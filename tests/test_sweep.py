@@ -159,7 +159,7 @@ def test_sweep_runs_every_point_and_matches_simulate(tmp_path: Path) -> None:
     assert len(df) == 6
     assert list(df["point"]) == list(range(6))
     assert set(df["status"]) == {"ok"}
-    assert {"tier[0].slowdown", "tier[0].capacity", "miss_ratio", "tiers.0.hits"} <= set(df)
+    assert {"tier.0.slowdown", "tier.0.capacity", "miss_ratio", "tiers.0.hits"} <= set(df)
     # a point's figures are exactly those of the same config run directly
     p = load_experiment(text).points[3]
     direct = tierlab.simulate(p.config).summary
@@ -175,8 +175,8 @@ def test_sweep_runs_every_point_and_matches_simulate(tmp_path: Path) -> None:
         "experiment",
         "hash",
         "rep",
-        "tier[0].slowdown",
-        "tier[0].capacity",
+        "tier.0.slowdown",
+        "tier.0.capacity",
     ]
     meta = load_experiment_meta(store)
     assert meta["name"] == "grid" and meta["points"] == 6

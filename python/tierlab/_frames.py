@@ -74,7 +74,9 @@ def _frame_class() -> type:
             return base(self, *args, **kwargs)
 
         call.__name__ = method
-        call.__doc__ = base.__doc__
+        # Not pandas' docstring: its examples would run as this module's
+        # doctests (tests/test_api.py) once the class exists.
+        call.__doc__ = f"`pandas.DataFrame.{method}`, the old column names answering too."
         return call
 
     for m in _METHODS:

@@ -220,18 +220,25 @@ def capacity_slowdown_section(
         )
         summ = ratio_summary(eq, by=list(others))
         sec.tables.append(("Equivalent capacity ratio per slowdown (mean, min, max)", summ))
-        show = eq.copy()
-        show["capacity"] = show["capacity"] / div
-        show["equivalent_capacity"] = show["equivalent_capacity"] / div
-        show = show.rename(
-            columns={
-                "capacity": f"capacity ({unit})",
-                "target": f"target {metric}",
-                "equivalent_capacity": f"equivalent ({unit})",
-            }
-        )
+        show = equivalent_table(eq, unit, div, f"target {metric}")
         sec.tables.append(("Equivalent capacity at each swept capacity", show))
     return sec
+
+
+def equivalent_table(eq: pd.DataFrame, unit: str, div: float, target: str) -> pd.DataFrame:
+    """The equivalent-capacity table as a report shows it: capacities in
+    `unit` (bytes over `div`), the target column named `target`; every
+    report of this figure (a slowdown sweep's, S1's) in the same units."""
+    show = eq.copy()
+    show["capacity"] = show["capacity"] / div
+    show["equivalent_capacity"] = show["equivalent_capacity"] / div
+    return show.rename(
+        columns={
+            "capacity": f"capacity ({unit})",
+            "target": target,
+            "equivalent_capacity": f"equivalent ({unit})",
+        }
+    )
 
 
 # --------------------------------------------------------------------------

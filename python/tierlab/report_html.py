@@ -113,7 +113,7 @@ h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; } h3 { font-siz
 table.results { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
 table.results th, table.results td { padding: 2px 8px; border-bottom: 1px solid #ddd;
   text-align: right; }
-table.results th { background: #f4f4f4; overflow-wrap: anywhere; min-width: 4em; }
+table.results th { background: #f4f4f4; white-space: nowrap; }
 .wide { overflow-x: auto; max-width: 100%; }
 img { max-width: 100%; } .meta { color: #555; font-size: 0.9em; }
 figcaption { font-size: 0.9em; color: #333; } figcaption .file { color: #777; }

@@ -146,7 +146,7 @@ def run(ctx: Context) -> Outcome:
 def compare(ctx: Context) -> Outcome:
     """Runs both experiments and sets their figures beside S1's."""
     from tierlab.analysis import equivalent_capacity, ratio_summary
-    from tierlab.report import Section
+    from tierlab.report import Section, equivalent_table
 
     figures: list[Figure] = []
     ratio: dict[tuple[str, int], float] = {}
@@ -172,7 +172,10 @@ def compare(ctx: Context) -> Outcome:
                 "of the defined ratios). docs/reproduce-s1.md gives the model's parameters.",
                 tables=[
                     ("Equivalent capacity, mean per slowdown", summ),
-                    ("Equivalent capacity at each swept size", eq),
+                    (
+                        "Equivalent capacity at each swept size",
+                        equivalent_table(eq, "MiB", 2**20, f"target ({WHAT[wl].lower()}/s)"),
+                    ),
                 ],
                 figures=[curve_plot(df, wl)],
             )

@@ -30,7 +30,6 @@ use crate::config::Config;
 use crate::cost::AccessCost;
 use crate::error::Error;
 use crate::hash::KeyMap;
-use crate::hierarchy::BackingCounters;
 use crate::request::{Op, Request};
 use crate::run::driver::{Clock, Common, Driver, Model, Stream, Warmup};
 use crate::run::timeline::Recorder;
@@ -46,11 +45,8 @@ use crate::vm::migrate::{
 use crate::vm::nodes::Nodes;
 use crate::vm::paging::{Paging, VPN_BITS, VPN_MASK};
 use crate::vm::placement::Placement;
-use crate::vm::result::VmResult;
 use crate::vm::tiered_config::PlacementKind;
 use crate::vm::tiered_result::{NodeResult, Overheads, TieredResult};
-use crate::vm::tlb::Tlb;
-use crate::vm::walk::{Walker, PTE_BYTES};
 
 /// A node's access cost, with the small-access shortcut the core uses
 /// (every access up to the transfer unit costs the same).
@@ -165,16 +161,7 @@ impl Tiered {
             let tag = ((pi as u64) << VPN_BITS) | (vpn & VPN_MASK);
             heard |= self.page(tag, part, write, pi, t);
         }
-        if t >= self.next_tick {
-            self.policy.tick(t, &self.nodes, &mut self.m);
-            heard = true;
-        }
-        if heard {
-            if !self.m.is_empty() {
-                self.apply(t);
-            }
-            self.next_tick = self.policy.next_tick();
-        }
+        self.settle(t, heard);
         (first == last).then_some(((pi as u64) << VPN_BITS) | (first & VPN_MASK))
     }
 
@@ -237,16 +224,7 @@ impl Tiered {
             self.c.procs[pi].runtime_ns += extra;
         }
         let t = self.now();
-        if t >= self.next_tick {
-            self.policy.tick(t, &self.nodes, &mut self.m);
-            heard = true;
-        }
-        if heard {
-            if !self.m.is_empty() {
-                self.apply(t);
-            }
-            self.next_tick = self.policy.next_tick();
-        }
+        self.settle(t, heard);
     }
 
     /// One page part of a reference: its node (placed if new), its access
@@ -334,6 +312,24 @@ impl Tiered {
     /// Carries out what the policy asked: a scan, then the moves, each
     /// charged.
     #[cold]
+    /// After the policy heard references at time `t` (`heard`), or when
+    /// its next tick is due: the tick, the moves it asked for, and its next
+    /// tick's time (one place for the per-reference and the run-of-repeats
+    /// paths).
+    #[inline]
+    fn settle(&mut self, t: f64, mut heard: bool) {
+        if t >= self.next_tick {
+            self.policy.tick(t, &self.nodes, &mut self.m);
+            heard = true;
+        }
+        if heard {
+            if !self.m.is_empty() {
+                self.apply(t);
+            }
+            self.next_tick = self.policy.next_tick();
+        }
+    }
+
     fn apply(&mut self, t: f64) {
         if self.m.scan > 0 {
             let n = self.nodes.scan(self.m.scan, t);
@@ -620,49 +616,17 @@ pub fn driver(
     let batches = Batches::new(crate::source::open(&source)?, BATCH).limit(limit);
     let mut paging = Paging::new(vm, total_frames, mem, seed, name);
     paging.gone = Some(Vec::new());
-    let c = Core {
-        shift,
-        page,
-        tlb: Tlb::new(&vm.tlb),
-        tlb2: vm.tlb2.as_ref().map(Tlb::new),
-        tlb_huge: None,
-        huge_bytes: 0,
-        walker: Walker::new(vm),
+    let mut c = crate::run::vm::core(
+        cfg,
+        cat,
         paging,
-        reclaim_ns: 0.0,
-        remote_extra: 0.0,
-        pressure_mark: (0, 0),
-        pte_ns: mem.read(PTE_BYTES),
-        mem_small: (mem.transfer_unit(), mem.read(1), mem.write(1)),
-        mem,
-        dev,
-        fault_minor_ns: vm.fault_minor_ns.0,
-        fault_major_ns: vm.fault_major_ns.0,
-        sync_swap_out: vm.sync_swap_out,
-        compute_ns: cfg.run.compute.0,
-        pids: KeyMap::default(),
-        last_pid: (u32::MAX, 0),
-        procs: Vec::new(),
-        v: VmResult {
-            page_size: page,
-            frames: total_frames,
-            ..VmResult::default()
-        },
-        requests: 0,
-        reads: 0,
-        writes: 0,
-        deletes: 0,
-        bytes: 0,
-        faulted: 0,
-        bytes_faulted: 0,
-        miss_bytes: 0,
-        backing: BackingCounters::default(),
-        tier_meta: (vm.node[0].tech.clone(), vm.policy.name().into(), capacity),
-        area_cost: crate::device::area_cost::area_cost(fast, capacity, false),
-        medium: fast.clone(),
-        backing_tech: cfg.backing.tech.clone(),
-        makespan: None,
-    };
+        total_frames,
+        (mem, dev),
+        (&vm.node[0].tech, fast, capacity),
+    )?;
+    // Huge pages are not modelled across nodes (refused at the config).
+    c.tlb_huge = None;
+    c.huge_bytes = 0;
     let ctx = BuildCtx {
         page_bytes: page,
         frames: frames.clone(),

@@ -197,51 +197,16 @@ pub fn assemble(
         }
         paging = paging.with_pressure(crate::vm::pressure::Pressure::new(w, reclaim_ns), pool);
     }
-    let c = Core {
-        shift,
-        page,
-        tlb: Tlb::new(&vm.tlb),
-        tlb2: vm.tlb2.as_ref().map(Tlb::new),
-        tlb_huge: vm.tlb_huge.as_ref().map(Tlb::new),
-        huge_bytes: vm.huge_bytes().unwrap_or(0),
-        walker: Walker::new(vm),
+    let mut c = core(
+        cfg,
+        cat,
         paging,
-        reclaim_ns,
-        remote_extra,
-        pressure_mark: (0, 0),
-        pte_ns: mem.read(PTE_BYTES),
-        mem_small: (mem.transfer_unit(), mem.read(1), mem.write(1)),
-        mem,
-        dev,
-        fault_minor_ns: vm.fault_minor_ns.0,
-        fault_major_ns: vm.fault_major_ns.0,
-        sync_swap_out: vm.sync_swap_out,
-        compute_ns: cfg.run.compute.0,
-        pids: KeyMap::default(),
-        last_pid: (u32::MAX, 0),
-        procs: Vec::new(),
-        v: VmResult {
-            page_size: page,
-            frames,
-            ..VmResult::default()
-        },
-        requests: 0,
-        reads: 0,
-        writes: 0,
-        deletes: 0,
-        bytes: 0,
-        faulted: 0,
-        bytes_faulted: 0,
-        miss_bytes: 0,
-        backing: BackingCounters::default(),
-        tier_meta: (t.tech.clone(), vm.policy.name().into(), capacity),
-        area_cost: crate::device::area_cost::area_cost(tech, capacity, false),
-        medium: tech.clone(),
-        backing_meta: crate::run::assembly::backing_meta(cfg, cat)?,
-        backing_channels: cfg.backing.channels.unwrap_or(1).min(u32::MAX as u64) as u32,
-        swap_busy_ns: 0.0,
-        makespan: None,
-    };
+        frames,
+        (mem, dev),
+        (&t.tech, tech, capacity),
+    )?;
+    c.reclaim_ns = reclaim_ns;
+    c.remote_extra = remote_extra;
     let interval = cfg.run.interval;
     let one = Warmup::default();
     if let Some(cpu) = &vm.cpu {
@@ -284,5 +249,69 @@ pub fn assemble(
             1,
             one,
         ))),
+    })
+}
+
+/// The per-reference core of a run over `frames` frames of memory
+/// `tier = (tech name, medium, capacity)`, with the memory's and the swap
+/// device's costs `(mem, dev)`: one constructor for every model built on
+/// it (the `[vm]` models here, the multilevel one in run/tiered.rs).
+pub(super) fn core(
+    cfg: &Config,
+    cat: &Catalog,
+    paging: Paging,
+    frames: u64,
+    (mem, dev): (AccessCost, AccessCost),
+    (tech_name, tech, capacity): (&str, &crate::tech::Technology, u64),
+) -> Result<Core, Error> {
+    let vm: &VmConfig = cfg
+        .vm
+        .as_ref()
+        .ok_or_else(|| ConfigError::at("vm", "missing"))?;
+    let page = vm.page_bytes();
+    Ok(Core {
+        shift: page.trailing_zeros(),
+        page,
+        tlb: Tlb::new(&vm.tlb),
+        tlb2: vm.tlb2.as_ref().map(Tlb::new),
+        tlb_huge: vm.tlb_huge.as_ref().map(Tlb::new),
+        huge_bytes: vm.huge_bytes().unwrap_or(0),
+        walker: Walker::new(vm),
+        paging,
+        reclaim_ns: 0.0,
+        remote_extra: 0.0,
+        pressure_mark: (0, 0),
+        pte_ns: mem.read(PTE_BYTES),
+        mem_small: (mem.transfer_unit(), mem.read(1), mem.write(1)),
+        mem,
+        dev,
+        fault_minor_ns: vm.fault_minor_ns.0,
+        fault_major_ns: vm.fault_major_ns.0,
+        sync_swap_out: vm.sync_swap_out,
+        compute_ns: cfg.run.compute.0,
+        pids: KeyMap::default(),
+        last_pid: (u32::MAX, 0),
+        procs: Vec::new(),
+        v: VmResult {
+            page_size: page,
+            frames,
+            ..VmResult::default()
+        },
+        requests: 0,
+        reads: 0,
+        writes: 0,
+        deletes: 0,
+        bytes: 0,
+        faulted: 0,
+        bytes_faulted: 0,
+        miss_bytes: 0,
+        backing: BackingCounters::default(),
+        tier_meta: (tech_name.to_string(), vm.policy.name().into(), capacity),
+        area_cost: crate::device::area_cost::area_cost(tech, capacity, false),
+        medium: tech.clone(),
+        backing_meta: crate::run::assembly::backing_meta(cfg, cat)?,
+        backing_channels: cfg.backing.channels.unwrap_or(1).min(u32::MAX as u64) as u32,
+        swap_busy_ns: 0.0,
+        makespan: None,
     })
 }
