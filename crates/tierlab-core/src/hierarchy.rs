@@ -166,10 +166,12 @@ pub struct Hierarchy {
     next_flush: f64,
     /// Per tier: a periodic flush writes back only entries dirty this long
     /// (ns; 0: all). None when no tier has an age or a dirty threshold:
-    /// then the stores keep the plain dirty logs (writeback.rs).
+    /// then the stores keep the plain dirty logs (writeback.rs). When Some,
+    /// `next_flush` is -inf, so that every request ends in `flush`, which
+    /// stamps the aged books with the time and runs the daemons that are
+    /// due: the request path itself carries no test for the aged books.
     flush_age: Option<Vec<f64>>,
-    /// Some tier writes back its oldest dirty entries past a threshold:
-    /// every request checks the stores' flags.
+    /// Some tier writes back its oldest dirty entries past a threshold.
     dirty_limits: bool,
     /// Simulated clock: latencies plus compute time so far.
     pub clock_ns: f64,
@@ -268,7 +270,31 @@ impl Hierarchy {
         }
         self.dirty_limits = limits.iter().any(Option::is_some);
         self.flush_age = Some(ages);
+        self.next_flush = f64::NEG_INFINITY;
+        self.stamp_aged();
         self
+    }
+
+    /// Sets the simulated clock (the time model, before each request).
+    #[inline(always)]
+    pub fn set_clock(&mut self, now_ns: f64) {
+        self.clock_ns = now_ns;
+        if self.flush_age.is_some() {
+            self.stamp_aged();
+        }
+    }
+
+    /// The time the aged books stamp entries made dirty with, from now on:
+    /// the clock at the start of the next request (set after each request,
+    /// after a delete, and when the time model sets the clock).
+    #[cold]
+    pub(crate) fn stamp_aged(&mut self) {
+        let now = self.clock_ns;
+        for s in &mut self.stores {
+            if let Some(a) = s.aged_mut() {
+                a.now = now;
+            }
+        }
     }
 
     /// Some store's tier is past its dirty threshold.
@@ -471,16 +497,10 @@ impl Hierarchy {
             self.totals.deletes += 1;
             self.invalidate(req.key);
             self.clock_ns += self.compute_ns;
-            return (None, 0.0);
-        }
-        if self.flush_age.is_some() {
-            // The time entries made dirty by this request are stamped with.
-            let now = self.clock_ns;
-            for s in &mut self.stores {
-                if let Some(a) = s.aged_mut() {
-                    a.now = now;
-                }
+            if self.flush_age.is_some() {
+                self.stamp_aged();
             }
+            return (None, 0.0);
         }
         let n = self.tiers.len();
         let size = req.size as u64;
@@ -538,7 +558,7 @@ impl Hierarchy {
         }
         self.totals.access_time_ns += lat;
         self.clock_ns += lat + self.compute_ns;
-        if self.clock_ns >= self.next_flush || (self.dirty_limits && self.over_dirty()) {
+        if self.clock_ns >= self.next_flush {
             self.flush(req);
         }
         (Some(level), lat)
