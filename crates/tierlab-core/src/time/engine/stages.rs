@@ -110,7 +110,7 @@ impl Engine {
                 }
             }
         }
-        h.clock_ns = self.now as f64;
+        h.set_clock(self.now as f64);
         h.ops.clear();
         h.access_inlined(&r);
         self.issued += 1;
