@@ -175,6 +175,16 @@ def check_s5_paging(figures: list[dict[str, Any]]) -> None:
     # More entries never lower an LRU TLB's hit ratio (inclusion).
     hits = [by_id[f"tlb_hit_ratio_entries_{n}"] for n in (1, 2, 4, 8, 16, 32, 64, 128)]
     assert hits == sorted(hits)
+    # The unbanded memory-size sweep: every share, both read-aheads.
+    for mode in ("fixed", "adaptive"):
+        for share in ("25pct", "50pct", "100pct", "200pct", "all"):
+            assert by_id[f"memory_best_page_size_{mode}_{share}"] in {512 << i for i in range(8)}
+            assert 0 <= by_id[f"memory_tlb_hit_ratio_{mode}_{share}"] <= 1
+            assert 0 <= by_id[f"memory_fault_rate_{mode}_{share}"] <= 1
+    # The insertion-cost axis: n never falls as the insertion grows.
+    axis = [by_id[f"breakeven_hits_scm_insert_{i}"] for i in ("ddr3", "memorage", "run1")]
+    axis += [by_id["breakeven_hits_scm_insert_model"], by_id["breakeven_hits_scm_insert_run3"]]
+    assert axis == sorted(axis) and axis[0] >= 1
 
 
 def test_figure_bands_and_table() -> None:

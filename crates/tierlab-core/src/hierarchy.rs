@@ -164,6 +164,13 @@ pub struct Hierarchy {
     /// Per-tier time of the next flush, and the earliest of them.
     flush_due: Vec<f64>,
     next_flush: f64,
+    /// Per tier: a periodic flush writes back only entries dirty this long
+    /// (ns; 0: all). None when no tier has an age or a dirty threshold:
+    /// then the stores keep the plain dirty logs (writeback.rs).
+    flush_age: Option<Vec<f64>>,
+    /// Some tier writes back its oldest dirty entries past a threshold:
+    /// every request checks the stores' flags.
+    dirty_limits: bool,
     /// Simulated clock: latencies plus compute time so far.
     pub clock_ns: f64,
     pub compute_ns: f64,
@@ -218,6 +225,8 @@ impl Hierarchy {
             totals: Totals::default(),
             flush_every,
             next_flush,
+            flush_age: None,
+            dirty_limits: false,
             clock_ns: 0.0,
             compute_ns,
             pending: Vec::with_capacity(16),
@@ -225,6 +234,47 @@ impl Hierarchy {
             segments,
             ops: OpLog::default(),
         }
+    }
+
+    /// Write-back by age and by a dirty threshold, per tier (Linux 2.4's
+    /// kupdate and bdflush; docs/hierarchy.md): `ages[j]`, the age in ns
+    /// at which a periodic flush of tier j writes a dirty entry back (0:
+    /// every dirty entry, as without ages); `limits[j]`, the dirty amount
+    /// in the tier's charge units past which its oldest dirty entries are
+    /// written back, in batches of the second number of entries, until it
+    /// is at the limit again. Call before the first
+    /// request; without it (or with no age and no limit) flushes write
+    /// every dirty entry.
+    pub fn with_aged_writeback(mut self, ages: Vec<f64>, limits: Vec<Option<(u64, u64)>>) -> Self {
+        assert_eq!(
+            self.totals.requests, 0,
+            "with_aged_writeback after requests"
+        );
+        assert_eq!(ages.len(), self.tiers.len());
+        assert_eq!(limits.len(), self.tiers.len());
+        if ages.iter().all(|&a| a == 0.0) && limits.iter().all(Option::is_none) {
+            return self;
+        }
+        for s in &mut self.stores {
+            s.track_aged();
+        }
+        for (j, l) in limits.iter().enumerate() {
+            let unit = self.tiers[j].counts_objects();
+            let sx = self.sx(j);
+            if let Some(a) = self.stores[sx].aged_mut() {
+                let (limit, batch) = l.unwrap_or((u64::MAX, 1));
+                a.set_limit(j, limit, unit, batch);
+            }
+        }
+        self.dirty_limits = limits.iter().any(Option::is_some);
+        self.flush_age = Some(ages);
+        self
+    }
+
+    /// Some store's tier is past its dirty threshold.
+    #[inline(always)]
+    fn over_dirty(&self) -> bool {
+        self.stores.iter().any(|s| s.aged().is_some_and(|a| a.over))
     }
 
     /// Starts every counter over (the end of a warm-up); the tiers keep
@@ -423,6 +473,15 @@ impl Hierarchy {
             self.clock_ns += self.compute_ns;
             return (None, 0.0);
         }
+        if self.flush_age.is_some() {
+            // The time entries made dirty by this request are stamped with.
+            let now = self.clock_ns;
+            for s in &mut self.stores {
+                if let Some(a) = s.aged_mut() {
+                    a.now = now;
+                }
+            }
+        }
         let n = self.tiers.len();
         let size = req.size as u64;
         let is_write = req.op == Op::Write;
@@ -479,7 +538,7 @@ impl Hierarchy {
         }
         self.totals.access_time_ns += lat;
         self.clock_ns += lat + self.compute_ns;
-        if self.clock_ns >= self.next_flush {
+        if self.clock_ns >= self.next_flush || (self.dirty_limits && self.over_dirty()) {
             self.flush(req);
         }
         (Some(level), lat)

@@ -26,6 +26,9 @@ struct TierSpec {
     /// Per-tier override of the hierarchy's write policy: Some(true) = write-back.
     write_back: Option<bool>,
     flush: Option<&'static str>,
+    /// Write-back by age (used only with `flush`) and by a dirty threshold:
+    /// (flush_age, dirty_threshold).
+    aged: (Option<&'static str>, Option<f64>),
 }
 
 #[derive(Clone, Debug)]
@@ -59,6 +62,12 @@ impl Setup {
             }
             if let Some(f) = t.flush {
                 s += &format!("flush_interval = \"{f}\"\n");
+                if let Some(a) = t.aged.0 {
+                    s += &format!("flush_age = \"{a}\"\n");
+                }
+            }
+            if let Some(d) = t.aged.1 {
+                s += &format!("dirty_threshold = {d}\n");
             }
         }
         s
@@ -129,14 +138,17 @@ fn tier_strategy(unit: bool) -> impl Strategy<Value = TierSpec> {
         cap,
         prop::option::weighted(0.3, any::<bool>()),
         prop::sample::select(vec![None, None, None, Some("1ms"), Some("20ms")]),
+        prop::sample::select(vec![None, None, Some("0s"), Some("3ms")]),
+        prop::sample::select(vec![None, None, Some(0.3), Some(1.0)]),
     )
         .prop_map(
-            |(policy, admission, capacity, write_back, flush)| TierSpec {
+            |(policy, admission, capacity, write_back, flush, age, threshold)| TierSpec {
                 policy,
                 admission,
                 capacity,
                 write_back,
                 flush,
+                aged: (age, threshold),
             },
         )
 }
@@ -478,7 +490,10 @@ fn run_setup(
         );
         // A write-back tier 0 keeps the write (unless a flush just cleaned
         // it); write-through passes it down.
-        let flushed = h.totals.flushes > flushes;
+        // (A dirty threshold's write-back is no periodic flush: it cleans
+        // the oldest entries, which may be this one.)
+        let flushed = h.totals.flushes > flushes
+            || (setup.tiers[0].aged.1.is_some() && after[0].c.writebacks > before[0].c.writebacks);
         if op == Op::Write && charge(size) <= h.tiers[0].capacity && !flushed && !refused0 {
             let e = after[0].entries[&key];
             prop_assert_eq!(
@@ -641,6 +656,7 @@ fn segments_agree_on_long_random_runs() {
                 },
                 write_back: None,
                 flush: None,
+                aged: (None, None),
             })
             .collect();
         let reqs = (0..20_000)
@@ -1213,6 +1229,7 @@ fn arc_in_tier0_hits_as_arc_alone() {
             capacity: cap(&mut rng),
             write_back: None,
             flush: None,
+            aged: (None, None),
         };
         let mut tiers = vec![top.clone()];
         for _ in 0..1 + rng.below(2) {

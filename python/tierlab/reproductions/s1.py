@@ -60,12 +60,18 @@ def table2_band(paper: float) -> tuple[float, float]:
 
 def experiment(ctx: Context, stem: str) -> dict[str, Any]:
     """A bundled S1 experiment at ``ctx.scale``: the ESDC sizes of the
-    capacity axis scale with the workload; Bonnie's warm-up is its first
-    pass over the file (the file's pages)."""
+    capacity axis and the memory of the dirty threshold scale with the
+    workload; Bonnie's warm-up is its first pass over the file (the file's
+    pages)."""
     exp = ctx.experiment(stem)
     for a in exp.get("axis", []):
         if a.get("key") == CAPACITY and "range" in a and ctx.scale != 1:
             a["range"] = {k: scale_size(v, ctx.scale) for k, v in a["range"].items()}
+    h = exp["base"].get("hierarchy", {})
+    if "dirty_memory" in h and ctx.scale != 1:
+        # S1's main memory, which the dirty threshold is a share of, scales
+        # with the working set as the ESDC does.
+        h["dirty_memory"] = scale_size(h["dirty_memory"], ctx.scale)
     w = exp["base"]["workload"]
     if w["type"] == "bonnie":
         # The generator's file: 1 GiB x scale, rounded (preset s1), in 4 KiB pages.

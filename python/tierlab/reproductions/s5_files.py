@@ -169,6 +169,54 @@ def copy_sensitivity(base: dict[str, Any], t: float, big_t: float, tm: float) ->
     return pd.DataFrame(rows)
 
 
+#: The insertion-cost axis (docs/reproduce-s5.md, "The insertion-cost
+#: axis"): Tm - T per 4 KiB block (ns), the insertion's software ``a`` plus
+#: its extra page copy ``c``, each from a measurement or a cited source.
+#: (id suffix, a, c, source). The model's own (run 2) is the engine's.
+INSERTIONS = (
+    ("run1", 651.0, 1384.0, "measured, run 1 (benches/stack_costs.c): a and c"),
+    ("run3", 1161.0, 1670.0, "measured, run 3: a and c"),
+    ("ddr3", 915.0, 330.0, "a measured (run 2); c the DRAM-DDR3 catalog's 4 KiB at 12.8 GB/s"),
+    ("memorage", 915.0, 470.0, "a measured (run 2); c Memorage (ICS 2013): 4 KB copy 0.47 us"),
+)
+
+
+def insertion_axis(t: float, big_t: float, tm: float) -> tuple[pd.DataFrame, list[Figure]]:
+    """S5's break-even n on SCM at each insertion cost of the axis, t and T
+    held at the model's: n = the least n with n (T - t) > Tm - T. Also the
+    model's own insertion (run 2). Unbanded: no figure takes its parameter
+    from it."""
+    import pandas as pd
+
+    from tierlab.analysis import break_even_hits
+
+    rows, figures = [], []
+    values = [("model", tm - big_t, "the model's: a and c measured, run 2 (the engine's Tm - T)")]
+    values += [(sid, a + c, src) for sid, a, c, src in INSERTIONS]
+    for sid, ins, src in sorted(values, key=lambda v: v[1]):
+        n = break_even_hits(t, big_t, big_t + ins)
+        rows.append(
+            {
+                "insertion Tm - T (ns)": round(ins),
+                "source": src,
+                "(Tm - T) / (T - t)": ins / (big_t - t),
+                "break_even_hits": n,
+                "n = 2 (S5)": n == 2,
+            }
+        )
+        figures.append(
+            Figure(
+                f"breakeven_hits_scm_insert_{sid}",
+                f"SCM break-even hits with an insertion of {ins:,.0f} ns ({src})",
+                None,
+                float(n),
+                "hits",
+                None,
+            )
+        )
+    return pd.DataFrame(rows), figures
+
+
 def run(ctx: Context) -> Outcome:
     import pandas as pd
 
@@ -213,6 +261,10 @@ def run(ctx: Context) -> Outcome:
             )
         )
     be = pd.DataFrame(rows)
+    scm_row = be.set_index("storage").loc[STORAGE["scm"]]
+    axis, axis_figures = insertion_axis(
+        float(scm_row["t_ns"]), float(scm_row["T_ns"]), float(scm_row["Tm_ns"])
+    )
     for wl in WORKLOADS:
         lru = gain(wl, "scm", LRU)
         figures += [
@@ -243,6 +295,9 @@ def run(ctx: Context) -> Outcome:
                 (0.50, 0.85),
             ),
         ]
+
+    # Unbanded, after the banded figures: the break-even at each insertion cost.
+    figures += axis_figures
 
     # The other reading of S5's 20-40%: admission control over the LRU cache.
     scm = g[g["backing.tech"] == STORAGE["scm"]]
@@ -328,6 +383,11 @@ def run(ctx: Context) -> Outcome:
                     (
                         "SCM break-even against the cost of a page copy",
                         copy_sensitivity(base, t, big_t, tm),
+                    ),
+                    (
+                        "SCM break-even against the insertion cost (t and T the model's; "
+                        f"n = 2 for {big_t - t:,.0f} <= Tm - T < {2 * (big_t - t):,.0f} ns)",
+                        axis,
                     ),
                     ("Mean gain over no cache, 10-50% caches", summary),
                     ("Admission control over LRU on SCM, each size", over_lru),

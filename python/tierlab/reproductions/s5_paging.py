@@ -12,6 +12,7 @@ them).
 
 from __future__ import annotations
 
+import copy
 import statistics
 import tomllib
 from dataclasses import dataclass, field
@@ -55,6 +56,16 @@ VARIANTS = {
 #: Memory is a whole number of the largest page, so every page size has
 #: the same bytes.
 LARGEST_PAGE = 65536
+#: The unbanded memory-size sweep (docs/reproduce-s5.md, "Unbanded sweep:
+#: memory size"): memory as shares of each trace's footprint at 4 KiB
+#: pages (None: the experiment's 16 GiB, no page evicted), for S5's fixed
+#: read-ahead and Linux's adaptive window, SCM 1x.
+MEMORY_SHARES: list[float | None] = [0.25, 0.5, 1.0, 2.0, None]
+#: The memory of the sweep's "all" point: no page of any trace is evicted
+#: (as the TLB-entries sweep's ``s5-paging-tlb.toml``).
+NO_PRESSURE = "16GiB"
+MEMORY_VARIANTS = {"s5": "fixed", "adaptive": "adaptive"}
+MEMORY_LATENCY = "1x"
 
 
 @dataclass
@@ -119,6 +130,35 @@ def _sweep(
     return df
 
 
+def memory_label(share: float | None) -> str:
+    """A memory share's name in figure ids: "25pct", ..., "all" (no pressure)."""
+    return "all" if share is None else f"{round(share * 100)}pct"
+
+
+def memory_bytes(pages: int, share: float | None) -> int | str:
+    """Memory for a footprint of `pages` 4 KiB pages at `share` of it, a whole
+    number of the largest page (None: `NO_PRESSURE`)."""
+    if share is None:
+        return NO_PRESSURE
+    return max(LARGEST_PAGE, int(pages * PAGE * share) // LARGEST_PAGE * LARGEST_PAGE)
+
+
+def memory_experiment(paging: dict[str, Any]) -> dict[str, Any]:
+    """``s5-paging`` cut to the memory sweep's variants (S5's fixed
+    read-ahead, the adaptive window) and latency (SCM 1x)."""
+    exp = copy.deepcopy(paging)
+    exp["experiment"]["name"] = "s5-paging-memory"
+    for a in exp["axis"]:
+        if a["key"] == "vm":
+            keep = [i for i, lab in enumerate(a["labels"]) if lab in MEMORY_VARIANTS]
+            a["values"] = [a["values"][i] for i in keep]
+            a["labels"] = [a["labels"][i] for i in keep]
+        if a["key"] == "backing.tech":
+            a["values"] = [f"SCM-{MEMORY_LATENCY}"]
+            a["labels"] = [MEMORY_LATENCY]
+    return exp
+
+
 def measure(
     out: Path, scale: float = 1.0, *, scheduler: str | None = None, workers: int | None = None
 ) -> Measured:
@@ -131,7 +171,8 @@ def measure(
     out.mkdir(parents=True, exist_ok=True)
     paging = _experiment("s5-paging")
     tlb = _experiment("s5-paging-tlb")
-    rows, tlb_rows, info = [], [], []
+    mem_exp = memory_experiment(paging)
+    rows, tlb_rows, mem_rows, info = [], [], [], []
     # One cluster for the eight sweeps (each would start its own).
     with client_for(scheduler, workers) as client:
         address = str(client.scheduler_info()["address"])
@@ -155,6 +196,15 @@ def measure(
             dt = _sweep(tlb, out / f"s5-paging-tlb-{name}.sqlite", no_pressure, address)
             dt["trace"] = name
             tlb_rows.append(dt)
+            # The memory-size sweep (unbanded): one store per trace and share.
+            for share in MEMORY_SHARES:
+                o = dict(over, **{"tier[0].capacity": memory_bytes(pages, share)})
+                label = memory_label(share)
+                dm = _sweep(mem_exp, out / f"s5-paging-memory-{name}-{label}.sqlite", o, address)
+                dm["trace"] = name
+                dm["memory_share"] = label
+                dm["footprint_pages"] = pages
+                mem_rows.append(dm)
             info.append(
                 {
                     "stand-in": name,
@@ -165,11 +215,85 @@ def measure(
                     "references": int(df["vm.references"].iloc[0]),
                 }
             )
-    return summarise(
+    m = summarise(
         pd.concat(rows, ignore_index=True),
         pd.concat(tlb_rows, ignore_index=True),
         pd.DataFrame(info),
     )
+    memory_summary(pd.concat(mem_rows, ignore_index=True), m)
+    return m
+
+
+def memory_summary(dm: pd.DataFrame, m: Measured) -> None:
+    """The memory-size sweep's figures and tables, added to `m`: per memory
+    share and read-ahead, the best page size (least T_total, the median of
+    the traces), and the TLB hit ratio and storage reads per translation at
+    each trace's best size (mean of the traces); the whole grid as a table."""
+    dm = dm.rename(columns={"vm.page_size": "page", "vm": "variant"})
+    _per_reference(dm)
+    dm["fault_rate"] = dm["vm.major_faults"] / dm["vm.translations"].clip(lower=1)
+    order = [memory_label(s) for s in MEMORY_SHARES]
+    best_rows = dm.loc[dm.groupby(["variant", "memory_share", "trace"])["t_total_ns"].idxmin()]
+    summary = []
+    for variant, mode in MEMORY_VARIANTS.items():
+        for label in order:
+            b = best_rows[(best_rows["variant"] == variant) & (best_rows["memory_share"] == label)]
+            per_trace = [int(v) for v in b.sort_values("trace")["page"]]
+            value = float(statistics.median_low(per_trace))
+            tlb = float(b["tlb_hit_ratio"].mean())
+            faults = float(b["fault_rate"].mean())
+            what = "no memory pressure" if label == "all" else f"memory {label[:-3]}% of footprint"
+            m.figures += [
+                (
+                    f"memory_best_page_size_{mode}_{label}",
+                    f"best page size, {what}, {mode} read-ahead, SCM 1x (median of traces)",
+                    None,
+                    value,
+                    "bytes",
+                    None,
+                ),
+                (
+                    f"memory_tlb_hit_ratio_{mode}_{label}",
+                    f"TLB hit ratio at each trace's best page size, {what}, {mode} read-ahead",
+                    None,
+                    tlb,
+                    "fraction",
+                    None,
+                ),
+                (
+                    f"memory_fault_rate_{mode}_{label}",
+                    f"storage reads per translation at the best page size, {what}, {mode}",
+                    None,
+                    faults,
+                    "fraction",
+                    None,
+                ),
+            ]
+            summary.append(
+                {
+                    "read-ahead": mode,
+                    "memory": label,
+                    "best page per trace": ", ".join(str(p) for p in per_trace),
+                    "best (median)": int(value),
+                    "TLB hit ratio": round(tlb, 5),
+                    "reads / translation": round(faults, 5),
+                }
+            )
+    grid = dm.pivot_table(
+        index=["variant", "memory_share", "page"],
+        values=["t_total_ns", "tlb_hit_ratio", "fault_rate"],
+        aggfunc={"t_total_ns": "sum", "tlb_hit_ratio": "mean", "fault_rate": "mean"},
+    ).reset_index()
+    grid["memory_share"] = pd.Categorical(grid["memory_share"], order, ordered=True)
+    grid = grid.sort_values(["variant", "memory_share", "page"])
+    grid["variant"] = grid["variant"].map(MEMORY_VARIANTS)
+    m.tables["Memory-size sweep (unbanded, SCM 1x): best page size per memory share"] = (
+        pd.DataFrame(summary)
+    )
+    m.tables[
+        "Memory-size sweep: per point, TLB hit ratio and storage reads per translation "
+        "(mean of traces), T_total (sum of traces, ns)"
+    ] = grid.round(5).rename(columns={"variant": "read-ahead"})
 
 
 #: S5's desktop programs as the ``multiprogram`` generator's ``s5-desktop``

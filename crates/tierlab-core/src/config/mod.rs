@@ -88,6 +88,18 @@ pub struct HierarchyConfig {
     pub write: WritePolicy,
     /// Default flush period of write-back tiers, in simulated time (S1).
     pub flush_interval: Option<Nanos>,
+    /// Default age at which a periodic flush writes dirty data back
+    /// (Linux 2.4's kupdate; docs/hierarchy.md). None: all dirty data.
+    pub flush_age: Option<Nanos>,
+    /// Default dirty share past which the oldest dirty data is written
+    /// back (Linux 2.4's bdflush).
+    pub dirty_threshold: Option<f64>,
+    /// Default memory `dirty_threshold` is a share of (None: each tier's
+    /// capacity).
+    pub dirty_memory: Option<Size>,
+    /// Default entries per write-back batch past the threshold (None: 1,
+    /// exactly down to it; Linux 2.4's bdflush: 32).
+    pub dirty_batch: Option<u64>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -109,6 +121,12 @@ pub struct TierConfig {
     pub overhead: Nanos,
     pub write: Option<WritePolicy>,
     pub flush_interval: Option<Nanos>,
+    /// This tier's `flush_age`, `dirty_threshold`, `dirty_memory`,
+    /// `dirty_batch` (each `[hierarchy]`'s when left out).
+    pub flush_age: Option<Nanos>,
+    pub dirty_threshold: Option<f64>,
+    pub dirty_memory: Option<Size>,
+    pub dirty_batch: Option<u64>,
     /// The device this tier is to the time layer (time/config.rs).
     pub channels: Option<u64>,
     #[serde(default)]
@@ -271,6 +289,54 @@ fn power_down_check(
 }
 
 /// Finite and greater than zero (NaN is neither).
+/// The write-back keys of a tier (`at` = "tier[i].") or of `[hierarchy]`
+/// (`at` = "hierarchy."): an age needs a flush period to be checked at, a
+/// threshold is a share, its memory a non-zero size, its batch 1 or more.
+fn aged_check(
+    age: Option<Nanos>,
+    every: Option<Nanos>,
+    threshold: Option<f64>,
+    memory: Option<Size>,
+    batch: Option<u64>,
+    at: &str,
+) -> Result<(), ConfigError> {
+    if let Some(a) = age {
+        if !non_negative(a.0) {
+            return Err(ConfigError::at(
+                format!("{at}flush_age"),
+                "must be a duration of zero or more",
+            ));
+        }
+        if every.is_none() {
+            return Err(ConfigError::at(
+                format!("{at}flush_age"),
+                "needs a flush_interval: the period at which the ages are checked (Linux 2.4's kupdate: 5s)",
+            ));
+        }
+    }
+    if let Some(t) = threshold {
+        if !(t > 0.0 && t <= 1.0) {
+            return Err(ConfigError::at(
+                format!("{at}dirty_threshold"),
+                format!("{t} is out of range; must be a share above 0 and at most 1 (Linux 2.4's bdflush: 0.3)"),
+            ));
+        }
+    }
+    if batch == Some(0) {
+        return Err(ConfigError::at(
+            format!("{at}dirty_batch"),
+            "must be at least 1 (Linux 2.4's bdflush: 32)",
+        ));
+    }
+    if memory == Some(Size::Absolute(0)) {
+        return Err(ConfigError::at(
+            format!("{at}dirty_memory"),
+            "must be greater than zero",
+        ));
+    }
+    Ok(())
+}
+
 fn positive(v: f64) -> bool {
     v.is_finite() && v > 0.0
 }
@@ -420,6 +486,14 @@ impl Config {
                     ));
                 }
             }
+            aged_check(
+                t.flush_age,
+                t.flush_interval.or(self.hierarchy.flush_interval),
+                t.dirty_threshold,
+                t.dirty_memory,
+                t.dirty_batch,
+                &p(""),
+            )?;
             power_down_check(&cat, &t.tech, t.power_down, &p("power_down"))?;
             if !names.insert(self.tier_name(i)) {
                 return Err(ConfigError::at(
@@ -465,6 +539,18 @@ impl Config {
                 ));
             }
         }
+        let h = &self.hierarchy;
+        let every =
+            h.flush_interval.is_some() || self.tiers.iter().any(|t| t.flush_interval.is_some());
+        aged_check(
+            h.flush_age,
+            // Checked per tier above; here only that some tier flushes.
+            h.flush_interval.or(every.then_some(Nanos(1.0))),
+            h.dirty_threshold,
+            h.dirty_memory,
+            h.dirty_batch,
+            "hierarchy.",
+        )?;
         if self.run.max_requests == Some(0) {
             return Err(ConfigError::at(
                 "run.max_requests",

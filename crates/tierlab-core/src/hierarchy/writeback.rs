@@ -1,6 +1,7 @@
 //! Data on its way down: write-back of dirty data (a write passed on from
-//! a write-through tier, a dirty victim of an inclusive hierarchy, a
-//! periodic flush) and the backing store's books. Apart from the read and
+//! a write-through tier, a dirty victim of an inclusive hierarchy, the
+//! flush daemons: periodic, by age, by a dirty threshold) and the backing
+//! store's books. Apart from the read and
 //! write paths in hierarchy.rs, which call into it; the exclusive demotion
 //! loop (`settle_exclusive`) stays there, beside the insertions it drives,
 //! and reaches the backing store through `leave_tier` and `write_backing`
@@ -93,32 +94,56 @@ impl Hierarchy {
         lat
     }
 
-    /// Writes back every dirty entry of the tiers whose flush period has come
-    /// (S1: dirty pages flushed periodically). Background work: its time is
-    /// kept apart from request latencies.
+    /// The flush daemons: every tier whose flush period has come writes
+    /// back its dirty entries, all of them (`flush_age` 0) or those dirty
+    /// for `flush_age` or longer, oldest first (Linux 2.4's kupdate); and
+    /// every tier whose dirty amount is past its threshold writes back its
+    /// oldest dirty entries until it is at the threshold again (bdflush).
+    /// Background work: its time is kept apart from request latencies.
     #[cold]
     pub(super) fn flush(&mut self, req: &Request) {
         let now = self.clock_ns;
         let mut lat = 0.0;
         self.ops.set_background(true);
         for j in 0..self.tiers.len() {
-            if now < self.flush_due[j] {
-                continue;
-            }
             let sx = self.sx(j);
-            let dirty = self.stores[sx].take_dirty(j);
-            debug_assert_eq!(dirty, self.tiers[j].dirty_slots(&self.stores[sx]));
-            for s in dirty {
-                let st = &mut self.stores[sx];
-                let (key, size) = (st.key_of(s), st.size_of(s));
-                st.set_dirty(s, false);
-                self.tiers[j].c.writebacks += 1;
-                self.tiers[j].c.bytes_out += size as u64;
-                lat += self.write_down(j + 1, key, size);
+            // The age the periodic flush wrote back to, if it ran.
+            let mut cutoff = None;
+            if now >= self.flush_due[j] {
+                let dirty = match self.flush_age.as_ref() {
+                    None => {
+                        let dirty = self.stores[sx].take_dirty(j);
+                        debug_assert_eq!(dirty, self.tiers[j].dirty_slots(&self.stores[sx]));
+                        dirty
+                    }
+                    Some(ages) if ages[j] > 0.0 => {
+                        cutoff = Some(now - ages[j]);
+                        self.stores[sx].take_oldest(j, now - ages[j], None)
+                    }
+                    Some(_) => {
+                        // Every dirty entry, in slot order as without ages.
+                        let mut d = self.stores[sx].take_oldest(j, f64::INFINITY, None);
+                        d.sort_unstable();
+                        d
+                    }
+                };
+                lat += self.write_back_slots(j, dirty);
+                self.totals.flushes += 1;
+                let every = self.flush_every[j];
+                self.flush_due[j] = ((now / every).floor() + 1.0) * every;
             }
-            self.totals.flushes += 1;
-            let every = self.flush_every[j];
-            self.flush_due[j] = ((now / every).floor() + 1.0) * every;
+            if let Some((dirty, limit)) = self.stores[sx].aged().map(|a| a.dirty(j)) {
+                if dirty > limit {
+                    let oldest = self.stores[sx].take_oldest(j, f64::INFINITY, Some(dirty - limit));
+                    lat += self.write_back_slots(j, oldest);
+                }
+                debug_assert!(self.aged_books_hold(j, cutoff));
+            }
+        }
+        for s in &mut self.stores {
+            if let Some(a) = s.aged_mut() {
+                a.over = false;
+            }
         }
         if !self.pending.is_empty() {
             lat += self.settle(req);
@@ -126,6 +151,45 @@ impl Hierarchy {
         self.ops.set_background(false);
         self.totals.flush_time_ns += lat;
         self.next_flush = self.flush_due.iter().copied().fold(f64::INFINITY, f64::min);
+    }
+
+    /// Cleans the dirty entries in `slots` of tier `j` and writes their
+    /// data down, in that order; their time.
+    fn write_back_slots(&mut self, j: usize, slots: Vec<u32>) -> f64 {
+        let sx = self.sx(j);
+        let mut lat = 0.0;
+        for s in slots {
+            let st = &mut self.stores[sx];
+            let (key, size) = (st.key_of(s), st.size_of(s));
+            st.set_dirty(s, false);
+            self.tiers[j].c.writebacks += 1;
+            self.tiers[j].c.bytes_out += size as u64;
+            lat += self.write_down(j + 1, key, size);
+        }
+        lat
+    }
+
+    /// The invariant of aged books after a flush of tier `j` (checked in
+    /// debug builds; the whole-index scan is the reference): the live log
+    /// items are exactly the tier's dirty entries, the dirty amount is
+    /// theirs and within the limit, and when the periodic flush ran with
+    /// an age, no entry dirty since `cutoff` or before is left.
+    fn aged_books_hold(&self, j: usize, cutoff: Option<f64>) -> bool {
+        let st = self.store(j);
+        let Some(a) = st.aged() else {
+            return true;
+        };
+        let dirty = self.tiers[j].dirty_slots(st);
+        let (amount, limit) = a.dirty(j);
+        let unit = self.tiers[j].counts_objects();
+        let want: u64 = dirty
+            .iter()
+            .map(|&s| if unit { 1 } else { st.size_of(s) as u64 })
+            .sum();
+        let mut live = a.live_slots(j);
+        live.sort_unstable();
+        let age_ok = cutoff.is_none_or(|c| a.oldest(j).is_none_or(|at| at > c));
+        live == dirty && amount == want && amount <= limit && age_ok
     }
 }
 

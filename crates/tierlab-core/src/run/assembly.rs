@@ -224,6 +224,7 @@ pub fn hierarchy_of(
     let mut tiers = Vec::with_capacity(cfg.tiers.len());
     let mut meta = Vec::with_capacity(cfg.tiers.len());
     let mut flush = Vec::with_capacity(cfg.tiers.len());
+    let (mut ages, mut limits) = (Vec::new(), Vec::new());
     for (i, t) in cfg.tiers.iter().enumerate() {
         let capacity = t.capacity.resolve(footprint);
         if capacity == 0 {
@@ -298,6 +299,21 @@ pub fn hierarchy_of(
             .or(cfg.hierarchy.flush_interval)
             .map_or(f64::INFINITY, |n| n.0);
         flush.push(if write_back { every } else { f64::INFINITY });
+        // Write-back by age and by a dirty threshold (Linux 2.4's kupdate
+        // and bdflush; docs/hierarchy.md): write-back tiers only.
+        let h = &cfg.hierarchy;
+        ages.push(t.flush_age.or(h.flush_age).map_or(0.0, |a| a.0));
+        limits.push(
+            t.dirty_threshold
+                .or(h.dirty_threshold)
+                .filter(|_| write_back)
+                .map(|share| {
+                    let memory = t.dirty_memory.or(h.dirty_memory);
+                    let of = memory.map_or(capacity, |m| m.resolve(footprint));
+                    let batch = t.dirty_batch.or(h.dirty_batch).unwrap_or(1);
+                    ((share * of as f64).floor() as u64, batch)
+                }),
+        );
     }
     let backing = cat
         .get(&cfg.backing.tech)
@@ -305,7 +321,8 @@ pub fn hierarchy_of(
     let backing_cost = AccessCost::new(backing, 1.0, cfg.backing.overhead.0);
     let fill: Fill = cfg.hierarchy.fill.cache();
     let ftl = tiers.iter().any(|t| t.ftl.is_some());
-    let mut h = Hierarchy::new(tiers, fill, backing_cost, flush, cfg.run.compute.0);
+    let mut h = Hierarchy::new(tiers, fill, backing_cost, flush, cfg.run.compute.0)
+        .with_aged_writeback(ages, limits);
     if let Some(f) = &cfg.backing.ftl {
         let capacity = cfg.backing.capacity.map(|c| c.resolve(0));
         h.backing_ftl = Some(Box::new(

@@ -185,13 +185,15 @@ impl Books<'_> {
         }
         *self.used -= charge(self.unit, e.size);
         let v = if keep {
-            e.tier = IN_TRANSIT;
-            Victim {
+            let v = Victim {
                 key: e.key,
                 size: e.size,
                 dirty: e.dirty,
                 slot,
-            }
+            };
+            s.leaving(slot);
+            s.entries[slot as usize].tier = IN_TRANSIT;
+            v
         } else {
             let (v, freed) = s.drop_slot(slot, true);
             if freed {

@@ -17,6 +17,7 @@
 //! in libCacheSim's hash table, instead of a second table of ghosts probed on
 //! every miss (the ARC bench's largest stall, BENCHMARKS.md).
 
+pub mod aged;
 mod insert;
 mod store;
 
@@ -469,11 +470,12 @@ impl Tier {
     /// The tier's side of an entry leaving it: space, length, the entry's tier.
     #[inline(always)]
     fn leave(&mut self, s: &mut Store, slot: u32) {
-        let e = &mut s.entries[slot as usize];
-        debug_assert_eq!(e.tier, self.level);
+        debug_assert_eq!(s.entries[slot as usize].tier, self.level);
         if let Some(f) = self.ftl.as_deref_mut() {
             f.remove(slot);
         }
+        s.leaving(slot);
+        let e = &mut s.entries[slot as usize];
         e.tier = IN_TRANSIT;
         self.used -= self.charge(e.size);
         self.len -= 1;

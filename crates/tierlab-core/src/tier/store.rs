@@ -2,6 +2,7 @@
 //! bit and tier, shared by every tier of an exclusive hierarchy (see the
 //! module doc of tier.rs), and the [`Victim`]s that leave it.
 
+use super::aged::Aged;
 use crate::index::{prefetch, SlotIndex};
 
 /// An entry's tier while it is between tiers (evicted, not yet demoted).
@@ -68,6 +69,10 @@ pub struct Store {
     /// entries: a slot may repeat, or name an entry since cleaned, moved
     /// or dropped (`take_dirty` sorts those out).
     dirty_log: Option<Vec<Vec<u32>>>,
+    /// With write-back by age or by a dirty threshold (`track_aged`): the
+    /// entries in the order they became dirty and each tier's dirty amount
+    /// (aged.rs). Then `dirty_log` is not kept.
+    aged: Option<Box<Aged>>,
 }
 
 impl Store {
@@ -80,11 +85,47 @@ impl Store {
         self.dirty_log.get_or_insert_with(Vec::new);
     }
 
-    /// The entry in `slot` has just become dirty in tier `level`.
+    /// Keeps the entries in the order they became dirty, with the time,
+    /// and each tier's dirty amount (aged.rs), instead of `track_dirty`'s
+    /// log: for write-back by age and by a dirty threshold.
+    pub(crate) fn track_aged(&mut self) {
+        self.dirty_log = None;
+        self.aged.get_or_insert_with(Default::default);
+    }
+
+    /// The aged books, when kept (`track_aged`).
+    pub fn aged(&self) -> Option<&Aged> {
+        self.aged.as_deref()
+    }
+
+    /// The aged books to change (the hierarchy sets the time and limits,
+    /// and takes the oldest entries).
+    pub(crate) fn aged_mut(&mut self) -> Option<&mut Aged> {
+        self.aged.as_deref_mut()
+    }
+
+    /// The entry in `slot` has just become dirty in tier `level` (set
+    /// dirty while clean, or placed dirty into the tier).
     #[inline(always)]
     pub(super) fn note_dirty(&mut self, level: usize, slot: u32) {
         if self.dirty_log.is_some() {
             self.log_dirty(level, slot);
+        } else if let Some(a) = self.aged.as_deref_mut() {
+            a.dirtied(level, slot, self.entries[slot as usize].size);
+            // Bounded however rare the flushes are (as `log_dirty`).
+            a.compact(level, 2 * self.entries.len() + 64);
+        }
+    }
+
+    /// The entry in `slot` is about to leave its tier (moved out, dropped):
+    /// with aged books, a dirty one is no longer dirty there.
+    #[inline(always)]
+    pub(super) fn leaving(&mut self, slot: u32) {
+        if let Some(a) = self.aged.as_deref_mut() {
+            let e = &self.entries[slot as usize];
+            if e.dirty && (e.tier as usize) < MAX_TIERS {
+                a.cleaned(e.tier as usize, slot, e.size);
+            }
         }
     }
 
@@ -217,10 +258,38 @@ impl Store {
 
     pub fn set_dirty(&mut self, slot: u32, dirty: bool) {
         let e = &mut self.entries[slot as usize];
+        let (was, level, size) = (e.dirty, e.tier as usize, e.size);
         e.dirty = dirty;
-        if dirty {
-            let level = e.tier as usize;
+        if self.aged.is_some() {
+            // Aged books change on transitions only, of an entry in a tier:
+            // one written again while dirty keeps its place and time (Linux
+            // 2.4's `mark_buffer_dirty` stamps a buffer only when it was
+            // clean).
+            if level < MAX_TIERS && was != dirty {
+                if dirty {
+                    self.note_dirty(level, slot);
+                } else if let Some(a) = self.aged.as_deref_mut() {
+                    a.cleaned(level, slot, size);
+                }
+            }
+        } else if dirty {
             self.note_dirty(level, slot);
+        }
+    }
+
+    /// Takes tier `level`'s dirty entries from the oldest (aged books
+    /// only; see `Aged::take_oldest`): those dirty since `cutoff` or
+    /// before, or with `amount`, the oldest up to that charge.
+    pub(crate) fn take_oldest(
+        &mut self,
+        level: usize,
+        cutoff: f64,
+        amount: Option<u64>,
+    ) -> Vec<u32> {
+        let entries = &self.entries;
+        match self.aged.as_deref_mut() {
+            Some(a) => a.take_oldest(level, cutoff, amount, |s| entries[s as usize].size as u64),
+            None => Vec::new(),
         }
     }
 
@@ -230,6 +299,7 @@ impl Store {
     /// marked as one in its index bucket.
     #[inline(always)]
     pub(super) fn drop_slot(&mut self, slot: u32, reuse: bool) -> (Victim, bool) {
+        self.leaving(slot);
         let e = &mut self.entries[slot as usize];
         let v = Victim {
             key: e.key,
