@@ -7,10 +7,12 @@ test: deps install lint rust-test py-test
 
 # Debian packages the tests run: strace and Valgrind as tracers, postmark
 # and bonnie++ as the real programs they capture, zstd to compress traces,
-# and headless Chromium with its WebDriver to render the HTML reports.
+# headless Chromium with its WebDriver to render the HTML reports, and the
+# programs whose captures S5's paging reproduction ships
+# (python/tierlab/experiments/traces/make-s5-traces.sh remakes them).
 # CMDS: the command each package puts on the PATH, in the same order.
-DEBS = strace valgrind postmark bonnie++ zstd chromium chromium-driver
-CMDS = strace valgrind postmark bonnie++ zstd chromium chromedriver
+DEBS = strace valgrind postmark bonnie++ zstd chromium chromium-driver freecell-solver-bin vim libjpeg-turbo-progs poppler-utils flac
+CMDS = strace valgrind postmark bonnie++ zstd chromium chromedriver fc-solve vim djpeg pdftoppm flac
 deps:
 	@missing=""; for p in $(CMDS); do command -v $$p >/dev/null || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \

@@ -68,17 +68,17 @@ def test_example_expands_to_every_share_and_policy() -> None:
     assert Path(trace["path"]).is_absolute() and Path(trace["path"]).is_file()
     # A trace point has no seed; a generated one has.
     by_workload = {p.labels["workload"]: p for p in e.points}
-    assert "seed" not in by_workload["flac"].config["workload"]
+    assert "seed" not in by_workload["pdftoppm"].config["workload"]
     assert by_workload["hotset"].seed == 1
 
 
 def test_relative_trace_path_in_an_axis_follows_the_file(tmp_path: Path) -> None:
     sub = tmp_path / "exp"
     sub.mkdir()
-    trace = EXAMPLE.parent.parent / "python/tierlab/experiments/traces/flac.memtrace.zst"
+    trace = EXAMPLE.parent.parent / "python/tierlab/experiments/traces/pdftoppm.memtrace.zst"
     (sub / "t.memtrace.zst").write_bytes(trace.read_bytes())
     text = EXAMPLE.read_text().replace(
-        "../python/tierlab/experiments/traces/flac.memtrace.zst", "t.memtrace.zst"
+        "../python/tierlab/experiments/traces/pdftoppm.memtrace.zst", "t.memtrace.zst"
     )
     (sub / "e.toml").write_text(text)
     e = load_experiment(sub / "e.toml")
@@ -89,7 +89,7 @@ def test_relative_trace_path_in_an_axis_follows_the_file(tmp_path: Path) -> None
 def test_repetitions_refused_for_a_trace_point() -> None:
     raw = small_experiment()
     raw["experiment"]["repetitions"] = 2
-    with pytest.raises(ConfigError, match=r"experiment\.repetitions: .*workload=flac"):
+    with pytest.raises(ConfigError, match=r"experiment\.repetitions: .*workload=pdftoppm"):
         load_experiment(raw)
 
 
@@ -120,7 +120,7 @@ def test_report_figure_and_table(swept: Path) -> None:
             assert ln.get_linestyle() == ("--" if name in ORACLES else "-"), name
             assert list(ln.get_xdata()) == [10.0, 50.0, 100.0]
         assert "slowdown" in ax.get_ylabel() and "%" in ax.get_xlabel()
-        workload = "hotset" if "hotset" in ax.get_title() else "flac"
+        workload = "hotset" if "hotset" in ax.get_title() else "pdftoppm"
         assert workload in caption
         assert list(table.columns) == [
             "fast share", "policy", "slowdown", "migrations", "ping-pong share",

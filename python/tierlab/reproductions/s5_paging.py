@@ -30,8 +30,9 @@ if TYPE_CHECKING:
 #: The stand-ins for S5's desktop programs (docs/reproduce-s5.md).
 TRACES = {
     "fc-solve": "freecell",
-    "sed": "gedit",
+    "vim": "gedit",
     "djpeg": "gqview",
+    "pdftoppm": "kghostview",
     "flac": "xmms",
 }
 LATENCIES = ["1x", "10x", "100x", "1000x"]
