@@ -32,7 +32,7 @@ use crate::error::Error;
 use crate::hash::KeyMap;
 use crate::request::{Op, Request};
 use crate::run::driver::{Clock, Common, Driver, Model, Stream, Warmup};
-use crate::run::timeline::Recorder;
+use crate::run::timeline::{Column, Recorder};
 use crate::source::setup::{page_counts, Batches, PageCounts, Progress, BATCH};
 use crate::spec::ConfigError;
 use crate::stats::RunResult;
@@ -137,6 +137,8 @@ pub struct Tiered {
     work: Vec<NodeWork>,
     /// `[cost] year`, when given.
     cost_year: Option<u32>,
+    /// The figures at the last timeline point.
+    mark: Mark,
     policy_name: &'static str,
     placement_name: &'static str,
 }
@@ -413,6 +415,64 @@ impl Tiered {
         }
     }
 
+    /// The timeline's columns over the interval since the last point: each
+    /// node's accesses (`accesses_<node>`), node 0's share of them
+    /// (`fast_share`), `promotions`, `demotions`, `migration_bytes` and
+    /// the policy's `overhead_ns`.
+    #[cold]
+    fn columns(&mut self, rec: &mut Recorder) {
+        let cols = &mut rec.timeline.columns;
+        let mut count = |name: String, v: u64| {
+            if let Column::Counts(c) = cols
+                .entry(name)
+                .or_insert_with(|| Column::Counts(Vec::new()))
+            {
+                c.push(v);
+            }
+        };
+        let now: Vec<u64> = self.nodes.counters.iter().map(|c| c.accesses).collect();
+        let last = &self.mark;
+        let delta: Vec<u64> = now
+            .iter()
+            .enumerate()
+            .map(|(i, a)| a - last.accesses.get(i).copied().unwrap_or(0))
+            .collect();
+        for (m, d) in self.meta.iter().zip(&delta) {
+            count(format!("accesses_{}", m.name), *d);
+        }
+        count("promotions".into(), self.promotions - last.promotions);
+        count("demotions".into(), self.demotions - last.demotions);
+        count(
+            "migration_bytes".into(),
+            self.migration_bytes - last.migration_bytes,
+        );
+        let all: u64 = delta.iter().sum();
+        let mut figure = |name: &str, v: f64| {
+            if let Column::Figures(c) = cols
+                .entry(name.into())
+                .or_insert_with(|| Column::Figures(Vec::new()))
+            {
+                c.push(v);
+            }
+        };
+        figure(
+            "fast_share",
+            if all > 0 {
+                delta[0] as f64 / all as f64
+            } else {
+                0.0
+            },
+        );
+        figure("overhead_ns", self.over.total_ns - last.overhead_ns);
+        self.mark = Mark {
+            accesses: now,
+            promotions: self.promotions,
+            demotions: self.demotions,
+            migration_bytes: self.migration_bytes,
+            overhead_ns: self.over.total_ns,
+        };
+    }
+
     /// The run's time with the overheads, and the same references with
     /// every page on node 0.
     fn times(&self) -> (f64, f64) {
@@ -551,6 +611,7 @@ impl Model for Tiered {
 
     fn point(&mut self, rec: &mut Recorder) {
         self.c.point(rec);
+        self.columns(rec);
     }
 
     fn count_from_here(&mut self, _rec: &mut Recorder) {
@@ -612,6 +673,16 @@ impl Model for Tiered {
         r.tiered = Some(t);
         r
     }
+}
+
+/// What the timeline's columns count from: the figures at a point.
+#[derive(Clone, Default)]
+struct Mark {
+    accesses: Vec<u64>,
+    promotions: u64,
+    demotions: u64,
+    migration_bytes: u64,
+    overhead_ns: f64,
 }
 
 /// The placement rule's name in results.
@@ -780,6 +851,7 @@ pub fn driver(
         work: vec![NodeWork::default(); meta.len()],
         meta,
         cost_year: cfg.cost.as_ref().map(|c| c.year),
+        mark: Mark::default(),
         policy_name: mig.spec.name(),
         placement_name: placement_name(vm.placement.as_ref().map(|p| p.kind)),
     };

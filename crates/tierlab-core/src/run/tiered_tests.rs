@@ -382,3 +382,58 @@ fn cost_year_prices_every_node_and_the_run_adds_them() {
     };
     assert!(e.contains("cost.year") && e.contains("vm.node[0]"), "{e}");
 }
+
+#[test]
+fn the_timeline_has_the_nodes_columns_and_they_add_up() {
+    use crate::run::timeline::Column;
+    let rest = format!(
+        "{}{}{HEMEM}[vm.migration.cost]\npte_update_ns = 500\n",
+        node("dram", "DRAM-DDR4", "10%"),
+        node("pcm", "PCM-SLC", "100%")
+    );
+    let cfg = Config::from_toml_str(&format!("{}\n[run]\ninterval = 20000\n", text(0.25, &rest)))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let r = Runner::run(&cfg).unwrap();
+    let t = tiered(&r);
+    let tl = &r.timeline;
+    assert_eq!(tl.requests.len(), 10);
+    let counts = |k: &str| match tl.columns.get(k) {
+        Some(Column::Counts(v)) => v.clone(),
+        other => panic!("{k}: {other:?}"),
+    };
+    let figures = |k: &str| match tl.columns.get(k) {
+        Some(Column::Figures(v)) => v.clone(),
+        other => panic!("{k}: {other:?}"),
+    };
+    for n in &t.nodes {
+        let v = counts(&format!("accesses_{}", n.name));
+        assert_eq!(v.len(), 10);
+        assert_eq!(v.iter().sum::<u64>(), n.accesses, "{}", n.name);
+    }
+    assert_eq!(counts("promotions").iter().sum::<u64>(), t.promotions);
+    assert_eq!(counts("demotions").iter().sum::<u64>(), t.demotions);
+    assert_eq!(
+        counts("migration_bytes").iter().sum::<u64>(),
+        t.migration_bytes
+    );
+    let over: f64 = figures("overhead_ns").iter().sum();
+    assert!((over - t.overhead.total_ns).abs() < 1e-6 * t.overhead.total_ns);
+    // The moving hot set: migrations happen in more than one interval,
+    // and the fast share moves with them.
+    assert!(counts("promotions").iter().filter(|&&p| p > 0).count() > 1);
+    let fast = figures("fast_share");
+    let (d, p) = (counts("accesses_dram"), counts("accesses_pcm"));
+    for i in 0..10 {
+        assert!((fast[i] - d[i] as f64 / (d[i] + p[i]) as f64).abs() < 1e-12);
+    }
+    // Without nodes no such column.
+    let plain = Config::from_toml_str(&format!(
+        "{}\n[run]\ninterval = 20000\n",
+        text(
+            0.25,
+            "[[tier]]\ntech = \"DRAM-DDR4\"\ncapacity = \"100%\"\n"
+        )
+    ))
+    .unwrap();
+    assert!(Runner::run(&plain).unwrap().timeline.columns.is_empty());
+}
