@@ -157,3 +157,14 @@ def test_a_good_config_runs_and_reports_its_nodes(
     assert [n["name"] for n in t["nodes"]] == ["dram-ddr4", "slow"]
     assert sum(n["accesses"] for n in t["nodes"]) == out.summary["requests"]
     assert t["slowdown"] >= 1.0
+    # Each node's device figures, and the memory's from them.
+    slow = t["nodes"][1]
+    assert slow["energy"]["read_j"] is not None and slow["energy_j"] is not None
+    assert slow["bytes_programmed"] > 0 and slow["lifetime_years"] > 0
+    assert out.summary["tiers"][0]["tech"] == "DRAM-DDR4+PCM-SLC"
+    # The timeline's node columns add up to the object's figures.
+    tl = out.timeline
+    assert int(tl["accesses_dram-ddr4"].sum()) == t["nodes"][0]["accesses"]
+    assert int(tl["accesses_slow"].sum()) == slow["accesses"]
+    assert int(tl["promotions"].sum()) == t["promotions"]
+    assert tl["fast_share"].between(0, 1).all()

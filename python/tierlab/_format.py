@@ -182,7 +182,9 @@ def print_device(c: Console, s: dict[str, Any]) -> None:
         t.add_row(label, *[fmt(r) for r in tiers], fmt(b) if backing else "")
 
     unknown = s.get("energy_unknown") or []
-    vm = s.get("vm") is not None
+    # Multilevel memory with several nodes has its memory's energy: its
+    # nodes' (docs/tiered-memory.md#outputs).
+    vm = s.get("vm") is not None and len((s.get("tiered") or {}).get("nodes", [])) < 2
 
     def whole(r: dict[str, Any], fmt: Callable[[float | None], str], key: str) -> str:
         # A device with a part the catalog lacks (DRAM's background power)

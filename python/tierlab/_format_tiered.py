@@ -28,6 +28,7 @@ def print_tiered(c: Console, t: dict[str, Any]) -> None:
             f"{100 * n['time_share']:.1f}%",
         )  # fmt: skip
     c.print(table)
+    print_node_devices(c, t["nodes"])
     c.print(
         f"fast node's share of accesses {100 * t['fast_share_of_accesses']:.1f}% "
         f"(static oracle {100 * t['oracle_fast_share_of_accesses']:.1f}%)"
@@ -60,3 +61,25 @@ def print_tiered(c: Console, t: dict[str, Any]) -> None:
         f"{human_ns(t['all_fast_time_ns'])} with every page on {t['nodes'][0]['name']} "
         "(same references, same pass)"
     )
+
+
+def print_node_devices(c: Console, nodes: list[dict[str, Any]]) -> None:
+    """Each node's energy, wear and cost from the device layer: its
+    references', migrations' and fills' work at its medium's figures."""
+    from tierlab._format import _cost, _years, human_bytes, human_ns, joules, watts
+
+    table = Table(title="memory nodes: device", title_justify="left")
+    for col in ("node", "busy", "written", "lifetime", "cost", "energy", "power"):
+        table.add_column(col, justify="left" if col == "node" else "right")
+    for n in nodes:
+        table.add_row(
+            n["name"], human_ns(n.get("device_busy_ns") or 0.0),
+            human_bytes(n.get("bytes_programmed") or 0), _years(n.get("lifetime_years")),
+            _cost(n), joules(n.get("energy_j")), watts(n.get("power_w")),
+        )  # fmt: skip
+    c.print(table)
+    unknown = [
+        f"{n['name']} ({', '.join(n['energy_unknown'])})" for n in nodes if n.get("energy_unknown")
+    ]
+    if unknown:
+        c.print("energy parts with no catalog figure (left out): " + "; ".join(unknown))

@@ -41,7 +41,10 @@ class RunResult:
         (docs/device.md; not in a ``[vm]`` run's timeline); under
         ``[vm.pressure]`` (or ``[vm.memorage]``) also ``free_pages`` and
         ``borrowed_bytes`` at each point, and ``swap_out_pages`` and
-        ``swap_in_pages`` over the interval (docs/memorage.md).
+        ``swap_in_pages`` over the interval (docs/memorage.md); with
+        ``[[vm.node]]`` each node's ``accesses_<node>``, ``fast_share``,
+        ``promotions``, ``demotions``, ``migration_bytes`` and
+        ``overhead_ns`` over the interval (docs/tiered-memory.md).
     """
 
     summary: dict[str, Any]

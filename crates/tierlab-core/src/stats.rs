@@ -81,6 +81,10 @@ pub struct Timeline {
     pub swap_out_pages: Vec<u64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub swap_in_pages: Vec<u64>,
+    /// Columns a model names itself (multilevel memory's per-node
+    /// accesses, docs/tiered-memory.md#outputs): absent otherwise.
+    #[serde(flatten)]
+    pub columns: std::collections::BTreeMap<String, crate::run::timeline::Column>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

@@ -32,11 +32,11 @@ use crate::error::Error;
 use crate::hash::KeyMap;
 use crate::request::{Op, Request};
 use crate::run::driver::{Clock, Common, Driver, Model, Stream, Warmup};
-use crate::run::timeline::Recorder;
+use crate::run::timeline::{Column, Recorder};
 use crate::source::setup::{page_counts, Batches, PageCounts, Progress, BATCH};
 use crate::spec::ConfigError;
 use crate::stats::RunResult;
-use crate::tech::Catalog;
+use crate::tech::{Catalog, Technology};
 use crate::units::Size;
 use crate::vm::migrate::{
     BuildCtx, CostConfig, Hears, MigrationConfig, MigrationPolicy, MigrationSpec, Moves, Node,
@@ -46,7 +46,10 @@ use crate::vm::nodes::Nodes;
 use crate::vm::paging::{Paging, VPN_BITS, VPN_MASK};
 use crate::vm::placement::Placement;
 use crate::vm::tiered_config::PlacementKind;
-use crate::vm::tiered_result::{NodeResult, Overheads, TieredResult};
+use crate::vm::tiered_result::{
+    memory_totals, node_device, NodeResult, NodeWork, Overheads, TieredResult,
+};
+use crate::vm::walk::PTE_BYTES;
 
 /// A node's access cost, with the small-access shortcut the core uses
 /// (every access up to the transfer unit costs the same).
@@ -68,6 +71,16 @@ impl NodeCost {
         }
     }
 
+    /// The access units an access of `part` bytes moves.
+    #[inline(always)]
+    fn units(&self, part: u32) -> u64 {
+        if part as u64 <= self.unit {
+            1
+        } else {
+            self.cost.pages(part)
+        }
+    }
+
     /// One access of `part` bytes: the same arithmetic as the core's.
     #[inline(always)]
     fn of(&self, part: u32, write: bool) -> f64 {
@@ -83,11 +96,13 @@ impl NodeCost {
     }
 }
 
-/// What the model reports of a node besides its counters.
+/// What the model reports of a node besides its counters: its medium
+/// (priced in `[cost] year` when given) for its energy, wear and cost.
 struct NodeMeta {
     name: String,
     tech: String,
     capacity: u64,
+    medium: Technology,
 }
 
 pub struct Tiered {
@@ -117,6 +132,13 @@ pub struct Tiered {
     scanned_pages: u64,
     gone: Vec<u64>,
     meta: Vec<NodeMeta>,
+    /// Per node: the migrations' copies and the pages placed on it, off
+    /// the references' own accesses (its energy and wear).
+    work: Vec<NodeWork>,
+    /// `[cost] year`, when given.
+    cost_year: Option<u32>,
+    /// The figures at the last timeline point.
+    mark: Mark,
     policy_name: &'static str,
     placement_name: &'static str,
 }
@@ -206,7 +228,8 @@ impl Tiered {
             if node != FAST {
                 extra += d - fast.of(part, write);
             }
-            self.nodes.record(node, write, part as u64, d);
+            self.nodes
+                .record(node, write, part as u64, here.units(part), d);
             if let Hears::Sampled { .. } = self.hears {
                 if self.sampler.sample(write) {
                     self.over.samples_ns += self.charges.sample_ns.0;
@@ -251,6 +274,7 @@ impl Tiered {
                     .insert(tag, n)
                     .expect("placed on a node with room");
                 self.policy.on_insert(tag, n, &self.nodes, &mut self.m);
+                self.filled(n);
                 heard = true;
                 f
             }
@@ -264,7 +288,9 @@ impl Tiered {
             self.c.v.t_data_ns += extra;
             self.c.procs[pi as usize].runtime_ns += extra;
         }
-        self.nodes.record(node, write, part as u64, d);
+        let c = &self.cost[node as usize];
+        let units = c.units(part);
+        self.nodes.record(node, write, part as u64, units, d);
         match self.hears {
             Hears::Nothing => {}
             Hears::Every => {
@@ -292,6 +318,18 @@ impl Tiered {
             }
         }
         heard
+    }
+
+    /// A page placed on node `n` as it enters memory: its frame written
+    /// whole (the swap device's read into it, or its zero-fill).
+    #[cold]
+    fn filled(&mut self, n: Node) {
+        let page = self.nodes.page_bytes() as u32;
+        let c = &self.cost[n as usize].cost;
+        let w = &mut self.work[n as usize];
+        w.units_written += c.pages(page);
+        w.bytes_written += page as u64;
+        w.busy_ns += c.write(page);
     }
 
     /// Pages the pager let go of leave their nodes.
@@ -350,7 +388,18 @@ impl Tiered {
         for mv in &a.moves {
             let (from, to) = (&self.cost[mv.from as usize], &self.cost[mv.to as usize]);
             // The copy: the slower end's access of a whole page.
-            let copy = from.cost.read(page as u32).max(to.cost.write(page as u32));
+            let (rd, wr) = (from.cost.read(page as u32), to.cost.write(page as u32));
+            let copy = rd.max(wr);
+            // Each end is busy for its own part: a page read on the
+            // source, a page written on the destination (its wear).
+            let (ru, wu) = (from.cost.pages(page as u32), to.cost.pages(page as u32));
+            let w = &mut self.work[mv.from as usize];
+            w.units_read += ru;
+            w.busy_ns += rd;
+            let w = &mut self.work[mv.to as usize];
+            w.units_written += wu;
+            w.bytes_written += page;
+            w.busy_ns += wr;
             self.over.migrations_ns += copy + fixed;
             self.over.total_ns += copy + fixed;
             self.migration_bytes += page;
@@ -364,6 +413,64 @@ impl Tiered {
                 }
             }
         }
+    }
+
+    /// The timeline's columns over the interval since the last point: each
+    /// node's accesses (`accesses_<node>`), node 0's share of them
+    /// (`fast_share`), `promotions`, `demotions`, `migration_bytes` and
+    /// the policy's `overhead_ns`.
+    #[cold]
+    fn columns(&mut self, rec: &mut Recorder) {
+        let cols = &mut rec.timeline.columns;
+        let mut count = |name: String, v: u64| {
+            if let Column::Counts(c) = cols
+                .entry(name)
+                .or_insert_with(|| Column::Counts(Vec::new()))
+            {
+                c.push(v);
+            }
+        };
+        let now: Vec<u64> = self.nodes.counters.iter().map(|c| c.accesses).collect();
+        let last = &self.mark;
+        let delta: Vec<u64> = now
+            .iter()
+            .enumerate()
+            .map(|(i, a)| a - last.accesses.get(i).copied().unwrap_or(0))
+            .collect();
+        for (m, d) in self.meta.iter().zip(&delta) {
+            count(format!("accesses_{}", m.name), *d);
+        }
+        count("promotions".into(), self.promotions - last.promotions);
+        count("demotions".into(), self.demotions - last.demotions);
+        count(
+            "migration_bytes".into(),
+            self.migration_bytes - last.migration_bytes,
+        );
+        let all: u64 = delta.iter().sum();
+        let mut figure = |name: &str, v: f64| {
+            if let Column::Figures(c) = cols
+                .entry(name.into())
+                .or_insert_with(|| Column::Figures(Vec::new()))
+            {
+                c.push(v);
+            }
+        };
+        figure(
+            "fast_share",
+            if all > 0 {
+                delta[0] as f64 / all as f64
+            } else {
+                0.0
+            },
+        );
+        figure("overhead_ns", self.over.total_ns - last.overhead_ns);
+        self.mark = Mark {
+            accesses: now,
+            promotions: self.promotions,
+            demotions: self.demotions,
+            migration_bytes: self.migration_bytes,
+            overhead_ns: self.over.total_ns,
+        };
     }
 
     /// The run's time with the overheads, and the same references with
@@ -381,28 +488,45 @@ impl Tiered {
         let total_acc: u64 = self.nodes.counters.iter().map(|c| c.accesses).sum();
         let total_ns: f64 = self.nodes.counters.iter().map(|c| c.time_ns).sum();
         let share = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+        let (time, all_fast) = self.times();
         let nodes: Vec<NodeResult> = self
             .meta
             .iter()
             .zip(&self.nodes.counters)
             .enumerate()
-            .map(|(i, (m, c))| NodeResult {
-                name: m.name.clone(),
-                tech: m.tech.clone(),
-                capacity: m.capacity,
-                frames: self.nodes.frames(i as Node),
-                accesses: c.accesses,
-                reads: c.reads,
-                writes: c.writes,
-                bytes: c.bytes,
-                time_ns: c.time_ns,
-                mean_access_ns: share(c.time_ns, c.accesses as f64),
-                access_share: share(c.accesses as f64, total_acc as f64),
-                time_share: share(c.time_ns, total_ns),
-                promoted_in: c.promoted_in,
-                demoted_in: c.demoted_in,
-                migrated_out: c.migrated_out,
-                resident_pages: self.nodes.used(i as Node),
+            .map(|(i, (m, c))| {
+                let mut w = self.work[i];
+                if i == FAST as usize {
+                    // The page-table walks' references, on node 0.
+                    let refs = self.c.walker.references;
+                    w.units_read += refs;
+                    w.busy_ns += refs as f64 * self.cost[0].cost.read(PTE_BYTES);
+                }
+                let (pages_read, pages_programmed, wear, area_cost, energy) =
+                    node_device(&m.medium, m.capacity, c, &w, time);
+                NodeResult {
+                    name: m.name.clone(),
+                    tech: m.tech.clone(),
+                    capacity: m.capacity,
+                    frames: self.nodes.frames(i as Node),
+                    accesses: c.accesses,
+                    reads: c.reads,
+                    writes: c.writes,
+                    bytes: c.bytes,
+                    time_ns: c.time_ns,
+                    mean_access_ns: share(c.time_ns, c.accesses as f64),
+                    access_share: share(c.accesses as f64, total_acc as f64),
+                    time_share: share(c.time_ns, total_ns),
+                    promoted_in: c.promoted_in,
+                    demoted_in: c.demoted_in,
+                    migrated_out: c.migrated_out,
+                    resident_pages: self.nodes.used(i as Node),
+                    pages_read,
+                    pages_programmed,
+                    wear,
+                    area_cost,
+                    energy,
+                }
             })
             .collect();
         // The static oracle's share: the most referenced pages on node 0's
@@ -410,7 +534,6 @@ impl Tiered {
         let mut counts = self.nodes.access_counts();
         counts.sort_unstable_by(|a, b| b.cmp(a));
         let top: u64 = counts.iter().take(self.nodes.frames(FAST) as usize).sum();
-        let (time, all_fast) = self.times();
         let report = self.policy.report();
         let kernel = matches!(self.policy_name, "linux" | "tpp")
             .then(|| crate::vm::migrate::linux::KERNEL.to_string());
@@ -488,6 +611,7 @@ impl Model for Tiered {
 
     fn point(&mut self, rec: &mut Recorder) {
         self.c.point(rec);
+        self.columns(rec);
     }
 
     fn count_from_here(&mut self, _rec: &mut Recorder) {
@@ -504,11 +628,61 @@ impl Model for Tiered {
         Ok(())
     }
 
+    /// The core's result with the `tiered` object; with several nodes the
+    /// memory tier's wear, area and cost and energy, and the run's energy,
+    /// are the nodes' (with one, a `[vm]` run's result stands byte for
+    /// byte: its memory energy is not modelled, docs/vm.md); with `[cost]
+    /// year` the memory is priced by its nodes in that year.
     fn result(&self, common: Common) -> RunResult {
         let mut r = self.c.result(common);
-        r.tiered = Some(self.tiered_result());
+        let t = self.tiered_result();
+        let elapsed = r.total_time_ns;
+        let (wear, cost, energy) = memory_totals(&t.nodes, elapsed);
+        if t.nodes.len() > 1 {
+            let tier = &mut r.tiers[0];
+            tier.tech = self
+                .meta
+                .iter()
+                .map(|m| m.tech.as_str())
+                .collect::<Vec<_>>()
+                .join("+");
+            tier.wear = wear;
+            tier.area_cost = cost;
+            tier.energy = energy;
+            let devices: Vec<(&str, &crate::device::DeviceEnergy)> = t
+                .nodes
+                .iter()
+                .map(|n| (n.name.as_str(), &n.energy))
+                .chain([("backing", &r.backing.energy)])
+                .collect();
+            r.run_energy = crate::device::RunEnergy::of(devices, elapsed);
+        }
+        if let Some(year) = self.cost_year {
+            r.tiers[0].area_cost = cost;
+            let costs: Vec<f64> = t
+                .nodes
+                .iter()
+                .filter_map(|n| n.area_cost.cost_usd)
+                .collect();
+            r.cost = Some(crate::device::price::RunCost::of(
+                year,
+                &costs,
+                r.throughput_rps,
+            ));
+        }
+        r.tiered = Some(t);
         r
     }
+}
+
+/// What the timeline's columns count from: the figures at a point.
+#[derive(Clone, Default)]
+struct Mark {
+    accesses: Vec<u64>,
+    promotions: u64,
+    demotions: u64,
+    migration_bytes: u64,
+    overhead_ns: f64,
 }
 
 /// The placement rule's name in results.
@@ -579,12 +753,19 @@ pub fn driver(
         let tech = cat
             .get(&n.tech)
             .map_err(|e| ConfigError::at(format!("vm.node[{i}].tech"), e.to_string()))?;
+        // One cost basis: the medium's price in `[cost] year`.
+        let medium = match &cfg.cost {
+            Some(c) => crate::device::price::in_year(tech, c.year)
+                .map_err(|e| ConfigError::at("cost.year", format!("vm.node[{i}]: {e}")))?,
+            None => tech.clone(),
+        };
         frames.push(capacity / page);
         cost.push(NodeCost::new(AccessCost::new(tech, 1.0, 0.0)));
         meta.push(NodeMeta {
             name: n.name(),
             tech: n.tech.clone(),
             capacity,
+            medium,
         });
     }
     let total_frames: u64 = frames.iter().sum();
@@ -667,7 +848,10 @@ pub fn driver(
         epoch: cfg.run.interval.max(1),
         scanned_pages: 0,
         gone: Vec::new(),
+        work: vec![NodeWork::default(); meta.len()],
         meta,
+        cost_year: cfg.cost.as_ref().map(|c| c.year),
+        mark: Mark::default(),
         policy_name: mig.spec.name(),
         placement_name: placement_name(vm.placement.as_ref().map(|p| p.kind)),
     };

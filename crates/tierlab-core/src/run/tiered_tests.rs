@@ -271,3 +271,169 @@ fn every_policy_runs_and_reports() {
         }
     }
 }
+
+#[test]
+fn each_node_has_its_energy_wear_and_cost_and_the_memory_sums_them() {
+    // DRAM over PCM, both holding the footprint between them (no swap):
+    // every page placed once, migrations both ways.
+    let r = run(&format!(
+        "{}{}{HEMEM}",
+        node("dram", "DRAM-DDR4", "10%"),
+        node("pcm", "PCM-SLC", "100%")
+    ));
+    let t = tiered(&r);
+    assert!(t.promotions > 0 && t.demotions > 0, "{t:?}");
+    assert_eq!(r.vm.as_ref().unwrap().major_faults, 0);
+    let (dram, pcm) = (&t.nodes[0], &t.nodes[1]);
+    // Bytes programmed: the references' writes, a whole page per page
+    // placed (each page once: nothing leaves memory) and per migration in.
+    let writes: u64 = t
+        .nodes
+        .iter()
+        .map(|n| n.wear.bytes_programmed - 4096 * (n.promoted_in + n.demoted_in))
+        .sum::<u64>();
+    let placed = r.vm.as_ref().unwrap().pages_touched;
+    assert_eq!(writes, r.writes * 4096 + placed * 4096, "one-page writes");
+    assert_eq!(
+        pcm.wear.bytes_programmed % 4096,
+        0,
+        "whole pages and page-sized writes"
+    );
+    // PCM's energy: 100 pJ per 64-byte unit read or programmed (S3), the
+    // copies' units included (a page is 64 units).
+    let units_in = 64 * (pcm.promoted_in + pcm.demoted_in);
+    assert!(pcm.pages_programmed >= units_in + pcm.writes);
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs();
+    assert!(close(
+        pcm.energy.energy.read_j.unwrap(),
+        pcm.pages_read as f64 * 100e-12
+    ));
+    assert!(close(
+        pcm.energy.energy.write_j.unwrap(),
+        pcm.pages_programmed as f64 * 100e-12
+    ));
+    assert!(pcm.pages_read >= pcm.reads + 64 * pcm.migrated_out);
+    // Its lifetime: 1e8 cycles over the bytes it took at the run's rate.
+    let s = r.total_time_ns / 1e9;
+    let want = crate::device::wear::lifetime_years(
+        1e8,
+        pcm.capacity as f64,
+        pcm.wear.bytes_programmed as f64,
+        s,
+        1.0,
+    );
+    assert!(close(pcm.wear.lifetime_years.unwrap(), want));
+    // DRAM-DDR4 has no per-access energy: unknown, named in the run's
+    // total by node; the memory tier adds what is known.
+    assert!(dram.energy.energy_unknown.contains(&"read"));
+    assert!(r
+        .run_energy
+        .energy_unknown
+        .contains(&"dram.read".to_string()));
+    let m = &r.tiers[0];
+    assert_eq!(m.tech, "DRAM-DDR4+PCM-SLC");
+    assert_eq!(
+        m.wear.bytes_programmed,
+        dram.wear.bytes_programmed + pcm.wear.bytes_programmed
+    );
+    let first = [pcm, dram]
+        .iter()
+        .filter_map(|n| n.wear.lifetime_years)
+        .min_by(f64::total_cmp);
+    assert_eq!(m.wear.lifetime_years, first);
+    assert!(close(
+        m.energy.device_busy_ns,
+        dram.energy.device_busy_ns + pcm.energy.device_busy_ns
+    ));
+    assert_eq!(m.energy.energy.read_j, None, "DRAM's reads are unknown");
+    // Without [cost] each node at its catalog price: PCM has none.
+    assert_eq!(pcm.area_cost.cost_usd, None);
+    assert_eq!(m.area_cost.cost_usd, None);
+    assert!(r.cost.is_none());
+}
+
+#[test]
+fn cost_year_prices_every_node_and_the_run_adds_them() {
+    let rest = format!(
+        "{}{}{HEMEM}",
+        node("dram", "DRAM-DDR4", "10%"),
+        node("cxl", "CXL-DRAM", "100%")
+    );
+    let cfg = Config::from_toml_str(&format!("{}\n[cost]\nyear = 2023\n", text(0.25, &rest)))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let r = Runner::run(&cfg).unwrap();
+    let t = tiered(&r);
+    let cat = crate::tech::Catalog::builtin();
+    for n in &t.nodes {
+        let priced = crate::device::price::in_year(cat.get(&n.tech).unwrap(), 2023).unwrap();
+        let want = crate::device::area_cost(&priced, n.capacity, false);
+        assert_eq!(n.area_cost, want);
+        assert_eq!(n.area_cost.price_year, Some(2023));
+    }
+    let total: f64 = t.nodes.iter().map(|n| n.area_cost.cost_usd.unwrap()).sum();
+    let c = r.cost.as_ref().expect("[cost] gives the run's cost");
+    assert_eq!((c.year, c.total_usd), (2023, total));
+    assert_eq!(r.tiers[0].area_cost.cost_usd, Some(total));
+    // A year a node's medium has no price for: the key path, by node.
+    let bad = Config::from_toml_str(&format!("{}\n[cost]\nyear = 1999\n", text(0.25, &rest)));
+    let e = match bad {
+        Err(e) => e.to_string(),
+        Ok(c) => Runner::run(&c).unwrap_err().to_string(),
+    };
+    assert!(e.contains("cost.year") && e.contains("vm.node[0]"), "{e}");
+}
+
+#[test]
+fn the_timeline_has_the_nodes_columns_and_they_add_up() {
+    use crate::run::timeline::Column;
+    let rest = format!(
+        "{}{}{HEMEM}[vm.migration.cost]\npte_update_ns = 500\n",
+        node("dram", "DRAM-DDR4", "10%"),
+        node("pcm", "PCM-SLC", "100%")
+    );
+    let cfg = Config::from_toml_str(&format!("{}\n[run]\ninterval = 20000\n", text(0.25, &rest)))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let r = Runner::run(&cfg).unwrap();
+    let t = tiered(&r);
+    let tl = &r.timeline;
+    assert_eq!(tl.requests.len(), 10);
+    let counts = |k: &str| match tl.columns.get(k) {
+        Some(Column::Counts(v)) => v.clone(),
+        other => panic!("{k}: {other:?}"),
+    };
+    let figures = |k: &str| match tl.columns.get(k) {
+        Some(Column::Figures(v)) => v.clone(),
+        other => panic!("{k}: {other:?}"),
+    };
+    for n in &t.nodes {
+        let v = counts(&format!("accesses_{}", n.name));
+        assert_eq!(v.len(), 10);
+        assert_eq!(v.iter().sum::<u64>(), n.accesses, "{}", n.name);
+    }
+    assert_eq!(counts("promotions").iter().sum::<u64>(), t.promotions);
+    assert_eq!(counts("demotions").iter().sum::<u64>(), t.demotions);
+    assert_eq!(
+        counts("migration_bytes").iter().sum::<u64>(),
+        t.migration_bytes
+    );
+    let over: f64 = figures("overhead_ns").iter().sum();
+    assert!((over - t.overhead.total_ns).abs() < 1e-6 * t.overhead.total_ns);
+    // The moving hot set: migrations happen in more than one interval,
+    // and the fast share moves with them.
+    assert!(counts("promotions").iter().filter(|&&p| p > 0).count() > 1);
+    let fast = figures("fast_share");
+    let (d, p) = (counts("accesses_dram"), counts("accesses_pcm"));
+    for i in 0..10 {
+        assert!((fast[i] - d[i] as f64 / (d[i] + p[i]) as f64).abs() < 1e-12);
+    }
+    // Without nodes no such column.
+    let plain = Config::from_toml_str(&format!(
+        "{}\n[run]\ninterval = 20000\n",
+        text(
+            0.25,
+            "[[tier]]\ntech = \"DRAM-DDR4\"\ncapacity = \"100%\"\n"
+        )
+    ))
+    .unwrap();
+    assert!(Runner::run(&plain).unwrap().timeline.columns.is_empty());
+}

@@ -29,6 +29,12 @@ pub struct NodeCounters {
     pub reads: u64,
     pub writes: u64,
     pub bytes: u64,
+    /// The references' access units read and written on this node (each
+    /// access rounded up to whole units of its medium), and the bytes the
+    /// writes among them carried: its energy and wear (device/).
+    pub units_read: u64,
+    pub units_written: u64,
+    pub bytes_written: u64,
     /// Access time spent on this node (ns).
     pub time_ns: f64,
     /// Pages migrated into this node from a slower one / from a faster one.
@@ -218,15 +224,19 @@ impl Nodes {
         self.count[f as usize] += n;
     }
 
-    /// Counts one access of `bytes` on node `n` taking `ns`.
+    /// Counts one access of `bytes` (`units` access units of the node's
+    /// medium) on node `n` taking `ns`.
     #[inline(always)]
-    pub fn record(&mut self, n: Node, write: bool, bytes: u64, ns: f64) {
+    pub fn record(&mut self, n: Node, write: bool, bytes: u64, units: u64, ns: f64) {
         let c = &mut self.counters[n as usize];
         c.accesses += 1;
         if write {
             c.writes += 1;
+            c.units_written += units;
+            c.bytes_written += bytes;
         } else {
             c.reads += 1;
+            c.units_read += units;
         }
         c.bytes += bytes;
         c.time_ns += ns;
@@ -516,7 +526,16 @@ mod tests {
         let mut r = n.counters[0].clone();
         r.migrated_out -= 2;
         assert_eq!(r, NodeCounters::default());
-        n.record(0, true, 64, 10.0);
+        n.record(0, true, 64, 1, 10.0);
         assert_eq!((n.counters[0].writes, n.counters[0].bytes), (1, 64));
+        assert_eq!(
+            (n.counters[0].units_written, n.counters[0].bytes_written),
+            (1, 64)
+        );
+        n.record(0, false, 100, 2, 10.0);
+        assert_eq!(
+            (n.counters[0].units_read, n.counters[0].bytes_written),
+            (2, 64)
+        );
     }
 }
