@@ -52,6 +52,14 @@ pub struct BackingResult {
     pub ftl: Option<crate::device::ftl::FtlResult>,
 }
 
+/// A column a model adds to the timeline by name: counts or figures.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Column {
+    Counts(Vec<u64>),
+    Figures(Vec<f64>),
+}
+
 /// One point per `run.interval` requests: figures over that interval, plus
 /// the cumulative miss ratio.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
@@ -84,7 +92,7 @@ pub struct Timeline {
     /// Columns a model names itself (multilevel memory's per-node
     /// accesses, docs/tiered-memory.md#outputs): absent otherwise.
     #[serde(flatten)]
-    pub columns: std::collections::BTreeMap<String, crate::run::timeline::Column>,
+    pub columns: std::collections::BTreeMap<String, Column>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

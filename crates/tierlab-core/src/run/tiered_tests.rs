@@ -385,7 +385,7 @@ fn cost_year_prices_every_node_and_the_run_adds_them() {
 
 #[test]
 fn the_timeline_has_the_nodes_columns_and_they_add_up() {
-    use crate::run::timeline::Column;
+    use crate::stats::Column;
     let rest = format!(
         "{}{}{HEMEM}[vm.migration.cost]\npte_update_ns = 500\n",
         node("dram", "DRAM-DDR4", "10%"),

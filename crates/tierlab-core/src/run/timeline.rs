@@ -9,14 +9,6 @@
 use crate::hierarchy::Hierarchy;
 use crate::stats::{BackingMeta, TierMeta, Timeline};
 
-/// A column a model adds to the timeline by name: counts or figures.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-#[serde(untagged)]
-pub enum Column {
-    Counts(Vec<u64>),
-    Figures(Vec<f64>),
-}
-
 /// A model's counted figures at a point, since its counters started.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Mark {
