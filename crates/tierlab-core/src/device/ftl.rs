@@ -851,14 +851,24 @@ pub fn lambert_w0(x: f64) -> f64 {
 /// FIFO (his LRU) cleaning and many pages per block: a cleaned block's
 /// valid share X0 solves X0 = exp(-alpha (1 - X0)) with alpha = physical
 /// / logical = 1 / (1 - spare), i.e. X0 = -W0(-alpha e^-alpha) / alpha, and
-/// the write amplification is 1 / (1 - X0). In that large-block limit a
-/// block's valid count falls with its age alone, so the greedy choice is
-/// the oldest block too and this is greedy's limit as well; with a finite
-/// block greedy does slightly better (tests measure by how much).
+/// the write amplification is 1 / (1 - X0) (his Eq. 4).
 pub fn closed_form_wa(spare: f64) -> f64 {
-    let alpha = 1.0 / (1.0 - spare);
+    lru_wa(1.0 / (1.0 - spare))
+}
+
+fn lru_wa(alpha: f64) -> f64 {
     let x0 = -lambert_w0(-alpha * (-alpha).exp()) / alpha;
     1.0 / (1.0 - x0)
+}
+
+/// Desnoyers' approximation for greedy cleaning of blocks of `ppb` pages
+/// under the same traffic (his Eq. 12): FIFO's form at alpha scaled by k =
+/// 1 + 1 / (2 ppb), divided by k. A victim's valid count is spread around
+/// its age's mean; greedy takes the low side, worth about half a page per
+/// block, and the form tends to FIFO's as blocks grow.
+pub fn greedy_closed_form_wa(spare: f64, ppb: u32) -> f64 {
+    let k = 1.0 + 1.0 / (2.0 * ppb as f64);
+    lru_wa(k / (1.0 - spare)) / k
 }
 
 #[cfg(test)]
