@@ -393,7 +393,7 @@ impl Ftl {
         let w = self.words as usize;
         let at = b as usize * w;
         self.bits[at..at + w].fill(u64::MAX);
-        if self.ppb % 64 != 0 {
+        if !self.ppb.is_multiple_of(64) {
             self.bits[at + w - 1] = (1u64 << (self.ppb % 64)) - 1;
         }
     }
