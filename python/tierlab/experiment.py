@@ -214,7 +214,7 @@ def load_experiment(
     else:
         raise ConfigError("experiment.store: expected a file path")
 
-    axes = _axes(raw.get("axis", []), base)
+    axes = [_trace_paths(a, folder) for a in _axes(raw.get("axis", []), base)]
     points = _points(name, base, axes, reps, seed0)
     return Experiment(
         name=name,
@@ -323,6 +323,31 @@ def _axes(raw: Any, base: Config) -> list[Axis]:
             raise ConfigError(f"{at}.labels: two values have the same label")
         axes.append(Axis(key, tuple(values), tuple(labels)))
     return axes
+
+
+def _trace_paths(a: Axis, folder: Path | None) -> Axis:
+    """An axis that sets the trace a point reads (``workload`` tables with a
+    ``path``, or ``workload.path``): a relative path is taken from the
+    experiment file's folder, as the base config's is, and made absolute,
+    so that a point means the same file wherever the sweep is started."""
+
+    def fix(p: Any) -> Any:
+        if not isinstance(p, str) or not p:
+            return p
+        tp = Path(p).expanduser()
+        if not tp.is_absolute() and folder is not None:
+            tp = folder / tp
+        return str(tp.resolve())
+
+    if a.key == "workload.path":
+        return Axis(a.key, tuple(fix(v) for v in a.values), a.labels)
+    if a.key == "workload":
+        values = tuple(
+            {**v, "path": fix(v["path"])} if isinstance(v, dict) and "path" in v else v
+            for v in a.values
+        )
+        return Axis(a.key, values, a.labels)
+    return a
 
 
 def _label(v: Any) -> Any:
@@ -439,10 +464,20 @@ def _points(
         err = _core.config_schema_error(to_json(cfg_axes))
         if err:
             raise ConfigError(_axis_error(axes, labels, *err))
+        # A workload axis may swap the generator for a trace, which has no
+        # seed (workload.seed: not used by type = "trace").
+        wa = cfg_axes.get("workload")
+        point_seeded = seeded and isinstance(wa, dict) and wa.get("type") not in (None, "trace")
+        if reps > 1 and not point_seeded:
+            shown = ", ".join(f"{k}={v}" for k, v in labels.items())
+            raise ConfigError(
+                "experiment.repetitions: repetitions vary the seed of a generated workload; "
+                f"the point {shown} reads a trace"
+            )
         for rep in range(reps):
             cfg = copy.deepcopy(cfg_axes)
             seed: int | None = None
-            if seeded:
+            if point_seeded:
                 seed = seed0 + rep
                 cfg["workload"]["seed"] = seed
             out.append(Point(point_hash(cfg), len(out), labels, rep, seed, cfg))

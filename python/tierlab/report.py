@@ -19,6 +19,9 @@ The plots are picked from the experiment's axes (docs/reports.md):
   histogram of each flashcache tier (docs/device.md);
 - flash tiers with an FTL and a cost: lifetime against cost, one point per
   run (:mod:`tierlab.report_lifetime`);
+- a ``vm.node[0].capacity`` axis and a migration-policy axis: slowdown
+  against the fast node's share, one line per policy, the oracles dashed,
+  and the fast share x policy table (:mod:`tierlab.report_tiered`);
 - any other sweep: each metric against the first axis.
 
 Every report also holds the table of all results. This module builds the
@@ -822,6 +825,11 @@ def build_sections(
         sections.append(
             admission_storage_section(df, adm, [a for a in axes if a not in (adm, _BACKING)])
         )
+    from tierlab.report_tiered import tiered_section
+
+    tiered = tiered_section(df, axes)
+    if tiered is not None:
+        sections.append(tiered)
     if meta.get("timeline"):
         tl = timeline_section(store, name, axes)
         if tl is not None:
