@@ -307,3 +307,26 @@ def test_the_over_provisioning_report_plots_lifetime_against_cost(
         )
         is None
     )
+
+
+@pytest.mark.parametrize(
+    ("tech0", "tech1", "year", "needles"),
+    [
+        # A year no point of the medium covers.
+        ("DRAM-DDR4", "NAND-SLC", 1999, ["cost.year", "tier[0]", "no price in 1999", "2023"]),
+        # A medium with no price at all (no DDR5 or QLC price was found).
+        ("DRAM-DDR4", "NAND-QLC", 2023, ["cost.year", "tier[1]", "NAND-QLC", "has none"]),
+    ],
+)
+def test_a_year_no_price_covers_exits_2_with_the_key_path(
+    tmp_path: Path,
+    tierlab_cmd: Callable[..., Ran],
+    tech0: str,
+    tech1: str,
+    year: int,
+    needles: list[str],
+) -> None:
+    c = config(tmp_path, tech0=tech0, tech1=tech1)
+    c.write_text(c.read_text() + f"\n[cost]\nyear = {year}\n")
+    r = tierlab_cmd("run", c, "--no-progress")
+    assert_bad(r, *needles)

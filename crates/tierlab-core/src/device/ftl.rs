@@ -107,33 +107,62 @@ enum State {
     Closed,
 }
 
+/// One erase block's bookkeeping, side by side: a host write's
+/// invalidation reads and writes all of it (one cache line where three
+/// arrays took three).
+#[derive(Clone, Copy, Debug)]
+struct Block {
+    /// Valid pages.
+    valid: u32,
+    /// Greedy: the block's place in its bucket (NONE: in none).
+    pos: u32,
+    state: State,
+}
+
 pub struct Ftl {
     spec: FtlSpec,
     nblocks: u32,
     ppb: u32,
+    /// A physical page's block, without a division: `ppn >> shift` when
+    /// pages per block is a power of two (`magic` 0), else the high half
+    /// of `magic x ppn` (Lemire, Kaser & Kurz, "Faster Remainder by
+    /// Direct Computation", 2019: exact for 32-bit operands).
+    shift: u32,
+    magic: u64,
     /// Logical page -> physical page (NONE: unmapped).
     map: Vec<u32>,
-    /// Physical page -> logical page (NONE: invalid or erased).
+    /// Physical page -> the logical page last programmed there; read only
+    /// where `bits` says the page is valid, so it is never cleared (an
+    /// invalidation writes a bit of a small array, not a random line of a
+    /// large one).
     rmap: Vec<u32>,
-    valid: Vec<u32>,
+    /// `words` u64s per block, bit i set while page i holds valid data.
+    /// A block's bits are all set when it opens: pages are programmed in
+    /// order and only a closed (full) block is cleaned, so a bit that
+    /// matters was set by its program.
+    bits: Vec<u64>,
+    words: u32,
+    blk: Vec<Block>,
     erases: Vec<u32>,
-    state: Vec<State>,
     /// When each closed block took its last page, in host writes (age for
     /// cost-benefit) and in closes (FIFO order).
     closed_at: Vec<u64>,
     close_seq: Vec<u64>,
     next_seq: u64,
-    /// Free blocks: in erase order without dynamic wear levelling; by
-    /// erase count (fewest first) with it.
+    /// Free blocks: in erase order without dynamic wear levelling; with
+    /// it, by (erase count, block), most-worn first, so the least-worn is
+    /// popped from the end (a sorted vector: GC keeps only a few free
+    /// blocks, so an insertion moves a few entries).
     free_fifo: VecDeque<u32>,
-    free_by_wear: BTreeMap<(u32, u32), ()>,
-    /// Greedy: closed blocks by valid count, with each block's position.
+    free_by_wear: Vec<(u32, u32)>,
+    /// Greedy: closed blocks by valid count (each block's position in
+    /// `Block::pos`); no bucket below `low` holds a block.
     buckets: Vec<Vec<u32>>,
-    pos: Vec<u32>,
+    low: usize,
     /// FIFO: closed blocks in close order (stale entries skipped).
     fifo: VecDeque<(u32, u64)>,
-    /// Erase counts of all blocks: count -> blocks (static levelling's
-    /// spread).
+    /// With static levelling: erase counts of all blocks, count -> blocks
+    /// (the spread it watches).
     wear: BTreeMap<u32, u32>,
     open: u32,
     fill: u32,
@@ -145,6 +174,9 @@ pub struct Ftl {
     cold_fill: u32,
     in_gc: bool,
     erases_at_reset: Vec<u32>,
+    /// A victim's valid pages (logical numbers) on their way to the
+    /// frontier; kept for its allocation.
+    moving: Vec<u32>,
     /// Since the FTL was made (`counted`: since the warm-up).
     pub c: FtlCounters,
     c0: FtlCounters,
@@ -177,21 +209,38 @@ impl Ftl {
         let nblocks = spec.physical_blocks();
         let reserve = spec.reserve_blocks.max(1);
         let n = nblocks as usize;
+        let words = ppb.div_ceil(64);
+        let (shift, magic) = if ppb.is_power_of_two() {
+            (ppb.trailing_zeros(), 0)
+        } else {
+            (0, u64::MAX / ppb as u64 + 1)
+        };
         let mut f = Ftl {
             nblocks,
             ppb,
+            shift,
+            magic,
             map: vec![NONE; spec.logical_pages as usize],
             rmap: vec![NONE; n * ppb as usize],
-            valid: vec![0; n],
+            bits: vec![0; n * words as usize],
+            words,
+            blk: vec![
+                Block {
+                    valid: 0,
+                    pos: NONE,
+                    state: State::Free,
+                };
+                n
+            ],
             erases: vec![0; n],
-            state: vec![State::Free; n],
             closed_at: vec![0; n],
             close_seq: vec![0; n],
             next_seq: 0,
             free_fifo: VecDeque::with_capacity(n),
-            free_by_wear: BTreeMap::new(),
+            // Block 1 (the least-worn, lowest) at the end: taken first.
+            free_by_wear: Vec::with_capacity(n),
             buckets: vec![Vec::new(); ppb as usize + 1],
-            pos: vec![NONE; n],
+            low: 0,
             fifo: VecDeque::with_capacity(n),
             wear: BTreeMap::from([(0, nblocks)]),
             open: 0,
@@ -200,6 +249,7 @@ impl Ftl {
             cold_fill: 0,
             in_gc: false,
             erases_at_reset: vec![0; n],
+            moving: Vec::with_capacity(ppb as usize),
             c: FtlCounters::default(),
             c0: FtlCounters::default(),
             work: Work::default(),
@@ -208,10 +258,12 @@ impl Ftl {
                 ..spec
             },
         };
-        for b in 1..nblocks {
-            f.put_free(b);
+        if f.spec.dynamic_wl {
+            f.free_by_wear.extend((1..nblocks).rev().map(|b| (0, b)));
+        } else {
+            f.free_fifo.extend(1..nblocks);
         }
-        f.state[0] = State::Open;
+        f.open_block(0);
         Ok(f)
     }
 
@@ -305,20 +357,44 @@ impl Ftl {
         &self.erases
     }
 
+    /// The block holding physical page `ppn`.
+    #[inline(always)]
+    fn block_of(&self, ppn: u32) -> u32 {
+        if self.magic == 0 {
+            ppn >> self.shift
+        } else {
+            ((self.magic as u128 * ppn as u128) >> 64) as u32
+        }
+    }
+
     fn invalidate(&mut self, lpn: usize) {
         let ppn = self.map[lpn];
         if ppn == NONE {
             return;
         }
         self.map[lpn] = NONE;
-        self.rmap[ppn as usize] = NONE;
-        let b = ppn / self.ppb;
-        if self.state[b as usize] == State::Closed && self.spec.victim == Victim::Greedy {
-            self.unbucket(b);
-            self.valid[b as usize] -= 1;
+        let b = self.block_of(ppn);
+        let i = ppn - b * self.ppb;
+        self.bits[b as usize * self.words as usize + (i / 64) as usize] &= !(1u64 << (i % 64));
+        let blk = self.blk[b as usize];
+        if blk.state == State::Closed && self.spec.victim == Victim::Greedy {
+            // Out of its bucket and into the one below.
+            self.unbucket(b, blk.valid, blk.pos);
+            self.blk[b as usize].valid = blk.valid - 1;
             self.bucket(b);
         } else {
-            self.valid[b as usize] -= 1;
+            self.blk[b as usize].valid = blk.valid - 1;
+        }
+    }
+
+    /// Block `b` becomes a frontier: every bit set (see `bits`).
+    fn open_block(&mut self, b: u32) {
+        self.blk[b as usize].state = State::Open;
+        let w = self.words as usize;
+        let at = b as usize * w;
+        self.bits[at..at + w].fill(u64::MAX);
+        if !self.ppb.is_multiple_of(64) {
+            self.bits[at + w - 1] = (1u64 << (self.ppb % 64)) - 1;
         }
     }
 
@@ -329,18 +405,18 @@ impl Ftl {
                 self.close(self.cold);
             }
             self.cold = self.take_worn();
-            self.state[self.cold as usize] = State::Open;
+            self.open_block(self.cold);
             self.cold_fill = 0;
         }
         let ppn = self.cold * self.ppb + self.cold_fill;
         self.cold_fill += 1;
         self.map[lpn as usize] = ppn;
         self.rmap[ppn as usize] = lpn;
-        self.valid[self.cold as usize] += 1;
+        self.blk[self.cold as usize].valid += 1;
     }
 
-    /// Programs `lpn` into the write frontier. Inlined into its callers
-    /// (a host write, each GC copy): the frontier's turnover is apart.
+    /// Programs `lpn` into the write frontier. Inlined into a host write:
+    /// the frontier's turnover is apart.
     #[inline(always)]
     fn program(&mut self, lpn: u32) {
         if self.fill == self.ppb {
@@ -350,7 +426,29 @@ impl Ftl {
         self.fill += 1;
         self.map[lpn as usize] = ppn;
         self.rmap[ppn as usize] = lpn;
-        self.valid[self.open as usize] += 1;
+        self.blk[self.open as usize].valid += 1;
+    }
+
+    /// Programs GC's copies `lpns` into the write frontier, in order, a
+    /// run of pages per frontier block: as many `program`s, without a
+    /// test per page.
+    fn program_run(&mut self, lpns: &[u32]) {
+        let mut k = 0;
+        while k < lpns.len() {
+            if self.fill == self.ppb {
+                self.new_frontier();
+            }
+            let n = (lpns.len() - k).min((self.ppb - self.fill) as usize);
+            let ppn0 = self.open * self.ppb + self.fill;
+            let dst = &mut self.rmap[ppn0 as usize..ppn0 as usize + n];
+            for ((&lpn, r), ppn) in lpns[k..k + n].iter().zip(dst).zip(ppn0..) {
+                *r = lpn;
+                self.map[lpn as usize] = ppn;
+            }
+            self.fill += n as u32;
+            self.blk[self.open as usize].valid += n as u32;
+            k += n;
+        }
     }
 
     /// The frontier is full: it closes, a free block opens, and GC runs
@@ -358,11 +456,14 @@ impl Ftl {
     #[cold]
     #[inline(never)]
     fn new_frontier(&mut self) {
-        self.close(self.open);
-        self.open = self.take_free();
-        self.state[self.open as usize] = State::Open;
-        self.fill = 0;
-        if !self.in_gc {
+        loop {
+            self.close(self.open);
+            self.open = self.take_free();
+            self.open_block(self.open);
+            self.fill = 0;
+            if self.in_gc {
+                return;
+            }
             self.in_gc = true;
             let mut guard = 0u64;
             while self.free_len() < self.spec.reserve_blocks as usize {
@@ -371,11 +472,17 @@ impl Ftl {
                 assert!(guard <= 4 * self.nblocks as u64, "GC made no progress");
             }
             self.in_gc = false;
+            // GC's copies can fill the new frontier to its last page (a
+            // victim with every page valid: FIFO under skewed writes), and
+            // the write that called for it needs a page: another block.
+            if self.fill < self.ppb {
+                return;
+            }
         }
     }
 
     fn close(&mut self, b: u32) {
-        self.state[b as usize] = State::Closed;
+        self.blk[b as usize].state = State::Closed;
         self.closed_at[b as usize] = self.c.host_pages_written;
         self.close_seq[b as usize] = self.next_seq;
         match self.spec.victim {
@@ -395,9 +502,11 @@ impl Ftl {
     }
 
     fn put_free(&mut self, b: u32) {
-        self.state[b as usize] = State::Free;
+        self.blk[b as usize].state = State::Free;
         if self.spec.dynamic_wl {
-            self.free_by_wear.insert((self.erases[b as usize], b), ());
+            let key = (self.erases[b as usize], b);
+            let at = self.free_by_wear.partition_point(|&k| k > key);
+            self.free_by_wear.insert(at, key);
         } else {
             self.free_fifo.push_back(b);
         }
@@ -407,7 +516,7 @@ impl Ftl {
     /// levelling), for cold data.
     fn take_worn(&mut self) -> u32 {
         let b = if self.spec.dynamic_wl {
-            self.free_by_wear.pop_last().map(|((_, b), _)| b)
+            (!self.free_by_wear.is_empty()).then(|| self.free_by_wear.remove(0).1)
         } else {
             self.free_fifo.pop_front()
         };
@@ -416,50 +525,54 @@ impl Ftl {
 
     fn take_free(&mut self) -> u32 {
         let b = if self.spec.dynamic_wl {
-            self.free_by_wear.pop_first().map(|((_, b), _)| b)
+            self.free_by_wear.pop().map(|(_, b)| b)
         } else {
             self.free_fifo.pop_front()
         };
         b.expect("the reserve keeps a free block for the frontier")
     }
 
+    /// Closed block `b` into the bucket of its valid count, last.
     #[inline(always)]
     fn bucket(&mut self, b: u32) {
-        let v = self.valid[b as usize] as usize;
-        self.pos[b as usize] = self.buckets[v].len() as u32;
+        let v = self.blk[b as usize].valid as usize;
+        self.blk[b as usize].pos = self.buckets[v].len() as u32;
         self.buckets[v].push(b);
+        self.low = self.low.min(v);
     }
 
+    /// Block `b` out of bucket `v`, where it sits at `i`: the bucket's
+    /// last block takes its place.
     #[inline(always)]
-    fn unbucket(&mut self, b: u32) {
-        let v = self.valid[b as usize] as usize;
-        let i = self.pos[b as usize] as usize;
-        let last = self.buckets[v]
-            .pop()
-            .expect("a closed block is in its bucket");
+    fn unbucket(&mut self, b: u32, v: u32, i: u32) {
+        let bucket = &mut self.buckets[v as usize];
+        let last = bucket.pop().expect("a closed block is in its bucket");
         if last != b {
-            self.buckets[v][i] = last;
-            self.pos[last as usize] = i as u32;
+            bucket[i as usize] = last;
+            self.blk[last as usize].pos = i;
         }
-        self.pos[b as usize] = NONE;
+        self.blk[b as usize].pos = NONE;
     }
 
     /// The closed block to clean, taken out of the victim index.
     fn pick(&mut self) -> u32 {
         match self.spec.victim {
             Victim::Greedy => {
-                let v = self
-                    .buckets
-                    .iter()
-                    .position(|b| !b.is_empty())
-                    .expect("a closed block exists when GC runs");
+                let mut v = self.low;
+                while self.buckets[v].is_empty() {
+                    v += 1;
+                    assert!(v < self.buckets.len(), "a closed block exists when GC runs");
+                }
+                self.low = v;
                 let b = *self.buckets[v].last().expect("non-empty");
-                self.unbucket(b);
+                let blk = self.blk[b as usize];
+                self.unbucket(b, blk.valid, blk.pos);
                 b
             }
             Victim::Fifo => loop {
                 let (b, seq) = self.fifo.pop_front().expect("a closed block exists");
-                if self.state[b as usize] == State::Closed && self.close_seq[b as usize] == seq {
+                if self.blk[b as usize].state == State::Closed && self.close_seq[b as usize] == seq
+                {
                     return b;
                 }
             },
@@ -470,10 +583,11 @@ impl Ftl {
                 let ppb = self.ppb as f64;
                 let mut best = (f64::NEG_INFINITY, NONE);
                 for b in 0..self.nblocks {
-                    if self.state[b as usize] != State::Closed {
+                    let blk = self.blk[b as usize];
+                    if blk.state != State::Closed {
                         continue;
                     }
-                    let u = self.valid[b as usize] as f64 / ppb;
+                    let u = blk.valid as f64 / ppb;
                     let age = (now - self.closed_at[b as usize]) as f64 + 1.0;
                     let score = (1.0 - u) * age / (1.0 + u);
                     if score > best.0 {
@@ -499,49 +613,55 @@ impl Ftl {
         }
     }
 
+    /// Copies closed block `b`'s valid pages, in page order, to the hot
+    /// frontier (or the cold one, `cold`): found by its bits, their
+    /// logical pages read from `rmap`.
     fn evacuate(&mut self, b: u32, cold: bool) -> u64 {
         // Out of the victim indexes first: copies must not land on it.
-        self.state[b as usize] = State::Free;
-        let base = b * self.ppb;
-        // Each valid page's map entry is a random access: ask for them
-        // all before the copies need them, so their misses overlap (the
-        // copies were most of an FTL run's time, BENCHMARKS.md).
-        for p in base..base + self.ppb {
-            let lpn = self.rmap[p as usize];
-            if lpn != NONE {
+        self.blk[b as usize].state = State::Free;
+        let mut moving = std::mem::take(&mut self.moving);
+        moving.clear();
+        let base = b as usize * self.ppb as usize;
+        let at = b as usize * self.words as usize;
+        for (w, &word) in self.bits[at..at + self.words as usize].iter().enumerate() {
+            let mut x = word;
+            while x != 0 {
+                let lpn = self.rmap[base + w * 64 + x.trailing_zeros() as usize];
+                x &= x - 1;
+                // Each copy's map entry is a random access: ask for them
+                // all before the copies need them, so their misses overlap.
                 crate::index::prefetch(self.map.as_ptr().wrapping_add(lpn as usize));
+                moving.push(lpn);
             }
         }
-        let mut moved = 0;
-        for p in base..base + self.ppb {
-            let lpn = self.rmap[p as usize];
-            if lpn != NONE {
-                self.rmap[p as usize] = NONE;
-                self.map[lpn as usize] = NONE;
-                self.valid[b as usize] -= 1;
-                if cold {
-                    self.program_cold(lpn);
-                } else {
-                    self.program(lpn);
-                }
-                moved += 1;
+        debug_assert_eq!(moving.len() as u32, self.blk[b as usize].valid);
+        self.blk[b as usize].valid = 0;
+        if cold {
+            for &lpn in &moving {
+                self.program_cold(lpn);
             }
+        } else {
+            self.program_run(&moving);
         }
+        let moved = moving.len() as u64;
+        self.moving = moving;
         moved
     }
 
     fn erase(&mut self, b: u32) {
         let e = &mut self.erases[b as usize];
-        let n = self
-            .wear
-            .get_mut(e)
-            .expect("every block's count is in the histogram");
-        *n -= 1;
-        if *n == 0 {
-            self.wear.remove(e);
+        if self.spec.static_wl.is_some() {
+            let n = self
+                .wear
+                .get_mut(e)
+                .expect("every block's count is in the histogram");
+            *n -= 1;
+            if *n == 0 {
+                self.wear.remove(e);
+            }
+            *self.wear.entry(*e + 1).or_insert(0) += 1;
         }
         *e += 1;
-        *self.wear.entry(*e).or_insert(0) += 1;
         self.c.erases += 1;
         self.work.erases += 1;
         self.put_free(b);
@@ -560,7 +680,7 @@ impl Ftl {
             return;
         }
         let cold = (0..self.nblocks)
-            .filter(|&b| self.state[b as usize] == State::Closed)
+            .filter(|&b| self.blk[b as usize].state == State::Closed)
             .min_by_key(|&b| self.erases[b as usize]);
         let Some(b) = cold else { return };
         if self.erases[b as usize] + threshold >= hi {
@@ -568,7 +688,10 @@ impl Ftl {
             return;
         }
         match self.spec.victim {
-            Victim::Greedy => self.unbucket(b),
+            Victim::Greedy => {
+                let blk = self.blk[b as usize];
+                self.unbucket(b, blk.valid, blk.pos);
+            }
             // Stale FIFO entries are skipped when popped (state changes).
             Victim::Fifo | Victim::CostBenefit => {}
         }
@@ -728,14 +851,24 @@ pub fn lambert_w0(x: f64) -> f64 {
 /// FIFO (his LRU) cleaning and many pages per block: a cleaned block's
 /// valid share X0 solves X0 = exp(-alpha (1 - X0)) with alpha = physical
 /// / logical = 1 / (1 - spare), i.e. X0 = -W0(-alpha e^-alpha) / alpha, and
-/// the write amplification is 1 / (1 - X0). In that large-block limit a
-/// block's valid count falls with its age alone, so the greedy choice is
-/// the oldest block too and this is greedy's limit as well; with a finite
-/// block greedy does slightly better (tests measure by how much).
+/// the write amplification is 1 / (1 - X0) (his Eq. 4).
 pub fn closed_form_wa(spare: f64) -> f64 {
-    let alpha = 1.0 / (1.0 - spare);
+    lru_wa(1.0 / (1.0 - spare))
+}
+
+fn lru_wa(alpha: f64) -> f64 {
     let x0 = -lambert_w0(-alpha * (-alpha).exp()) / alpha;
     1.0 / (1.0 - x0)
+}
+
+/// Desnoyers' approximation for greedy cleaning of blocks of `ppb` pages
+/// under the same traffic (his Eq. 12): FIFO's form at alpha scaled by k =
+/// 1 + 1 / (2 ppb), divided by k. A victim's valid count is spread around
+/// its age's mean; greedy takes the low side, worth about half a page per
+/// block, and the form tends to FIFO's as blocks grow.
+pub fn greedy_closed_form_wa(spare: f64, ppb: u32) -> f64 {
+    let k = 1.0 + 1.0 / (2.0 * ppb as f64);
+    lru_wa(k / (1.0 - spare)) / k
 }
 
 #[cfg(test)]

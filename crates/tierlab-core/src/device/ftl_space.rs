@@ -99,6 +99,11 @@ impl FtlSpace {
         let held = self.objects.get(slot as usize).copied().unwrap_or(NO_PAGES);
         if held.head != END {
             if held.len == n {
+                // Both map entries on their way before the first program
+                // waits for its own.
+                if held.second != END {
+                    self.ftl.prefetch(held.second as u64);
+                }
                 let mut p = held.head;
                 while p != END {
                     self.program(p as u64);
@@ -127,10 +132,16 @@ impl FtlSpace {
     /// Gives the object in `slot` `n` new pages and programs them.
     fn take(&mut self, key: u64, slot: u32, n: u32) {
         let mut o = NO_PAGES;
+        // The chain through `next` is read only past an object's second
+        // page: a one- or two-page object (most) writes none of it, a
+        // random line less per fill.
+        let chain = n > 2;
         for i in 0..n {
             match self.free.pop() {
                 Some(p) => {
-                    self.next[p as usize] = o.head;
+                    if chain {
+                        self.next[p as usize] = o.head;
+                    }
                     o.second = o.head;
                     o.head = p;
                     o.len += 1;
