@@ -2,7 +2,8 @@
 //! epochs of `epoch` references; at the start of each, the pages with the
 //! most accesses *in that epoch* are moved to the fastest node (as many as
 //! it holds), and as many of its other pages as those need room for go
-//! down (the ones the epoch does not reference first), every move charged
+//! down (the ones the epoch does not reference first; room is kept for
+//! the top pages the epoch touches first too), every move charged
 //! as a migration: a page the fast node has room for stays. It
 //! needs per-epoch access counts before the run (a pre-pass). It bounds
 //! what an online policy that migrates once per epoch could gain, not what
@@ -77,7 +78,8 @@ impl MigrationPolicy for OracleEpochPolicy {
     /// At the first reference of each epoch after the first: the epoch's
     /// top pages resident elsewhere come up, and first, of the fast node's
     /// pages that are not top pages, as many go down as the fast node lacks
-    /// free frames for them: those the epoch does not reference, then
+    /// free frames for the top pages not on it (those resident elsewhere and
+    /// those the epoch will touch first): those the epoch does not reference, then
     /// those it ranks on slower nodes (each group in page order). Demoting
     /// more would be moves no bound needs (at a fast node that holds the
     /// footprint, every page not referenced in an epoch went down and came
@@ -108,7 +110,14 @@ impl MigrationPolicy for OracleEpochPolicy {
             })
             .collect();
         up.sort_unstable();
-        let need = (up.len() as u64).saturating_sub(nodes.free(FAST));
+        // Room for every top page not on the fast node: those resident
+        // elsewhere come up now, those not yet in memory are placed there
+        // when first touched in this epoch.
+        let coming = plan
+            .iter()
+            .filter(|(&p, &n)| n == FAST && nodes.node_of(p) != Some(FAST))
+            .count() as u64;
+        let need = coming.saturating_sub(nodes.free(FAST));
         if need > 0 {
             // Unreferenced this epoch (false) before ranked lower (true).
             let mut down: Vec<(bool, u64)> = nodes
