@@ -184,13 +184,17 @@ def print_device(c: Console, s: dict[str, Any]) -> None:
     unknown = s.get("energy_unknown") or []
     # Multilevel memory with several nodes has its memory's energy: its
     # nodes' (docs/tiered-memory.md#outputs).
-    vm = s.get("vm") is not None and len((s.get("tiered") or {}).get("nodes", [])) < 2
+    nodes = (s.get("tiered") or {}).get("nodes", [])
+    vm = s.get("vm") is not None and len(nodes) < 2
+    # With several nodes the memory tier's unknown parts are named by node
+    # (`dram.read`): the memory is unknown when any of its nodes is.
+    node_names = {n.get("name") for n in nodes} if len(nodes) >= 2 else set()
 
     def whole(r: dict[str, Any], fmt: Callable[[float | None], str], key: str) -> str:
         # A device with a part the catalog lacks (DRAM's background power)
         # has no total: its known parts are not its energy or its power.
-        name = "backing" if r is b else r.get("name")
-        if (vm and r is not b) or any(u.split(".", 1)[0] == name for u in unknown):
+        names = {"backing"} if r is b else {r.get("name")} | node_names
+        if (vm and r is not b) or any(u.split(".", 1)[0] in names for u in unknown):
             return "unknown"
         return fmt(r.get(key))
 
