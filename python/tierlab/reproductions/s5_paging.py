@@ -131,6 +131,16 @@ def _sweep(
     return df
 
 
+def _memory_points(df: pd.DataFrame) -> pd.DataFrame:
+    """The banded sweep's points that the memory sweep would run at the
+    same memory: its variants (`MEMORY_VARIANTS`) at SCM `MEMORY_LATENCY`."""
+    tech = df["backing.tech"].astype(str)
+    keep = df["vm"].astype(str).isin(list(MEMORY_VARIANTS)) & tech.isin(
+        [MEMORY_LATENCY, f"SCM-{MEMORY_LATENCY}"]
+    )
+    return df[keep].copy()
+
+
 def memory_label(share: float | None) -> str:
     """A memory share's name in figure ids: "25pct", ..., "all" (no pressure)."""
     return "all" if share is None else f"{round(share * 100)}pct"
@@ -201,7 +211,12 @@ def measure(
             for share in MEMORY_SHARES:
                 o = dict(over, **{"tier[0].capacity": memory_bytes(pages, share)})
                 label = memory_label(share)
-                dm = _sweep(mem_exp, out / f"s5-paging-memory-{name}-{label}.sqlite", o, address)
+                if o == over:
+                    # The banded sweep's own memory: its points, not a rerun.
+                    dm = _memory_points(df)
+                else:
+                    store = out / f"s5-paging-memory-{name}-{label}.sqlite"
+                    dm = _sweep(mem_exp, store, o, address)
                 dm["trace"] = name
                 dm["memory_share"] = label
                 dm["footprint_pages"] = pages
