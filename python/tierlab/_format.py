@@ -142,7 +142,7 @@ def watts(w: float | None) -> str:
 LONG_LIFE_YEARS = 1000.0
 
 
-def _years(y: float | None) -> str:
+def years(y: float | None) -> str:
     if y is None:
         return "-"
     if y == float("inf"):
@@ -150,7 +150,7 @@ def _years(y: float | None) -> str:
     return f"> {LONG_LIFE_YEARS:,.0f} y" if y > LONG_LIFE_YEARS else f"{y:,.4g} y"
 
 
-def _cost(r: dict[str, Any]) -> str:
+def cost_cell(r: dict[str, Any]) -> str:
     """A tier's cost with the year its price is from (prices of
     different years are not comparable)."""
     usd = _usd(r.get("cost_usd"))
@@ -200,11 +200,11 @@ def print_device(c: Console, s: dict[str, Any]) -> None:
 
     row("erases", lambda r: "-" if r.get("erases") is None else f"{r['erases']:,}")
     row("wear spread (max/mean)", _spread)
-    row("lifetime", lambda r: _years(r.get("lifetime_years")))
+    row("lifetime", lambda r: years(r.get("lifetime_years")))
     if any(r.get("ftl") for r in [*tiers, b]):
         _ftl_rows(row)
     row("area", _area)
-    row("cost", _cost)
+    row("cost", cost_cell)
     row("cost per usable Gbit", lambda r: _usd(r.get("cost_per_usable_gbit")))
     # A paging run does not track its memory's device time yet: "-", not
     # "0 ns" (the swap device's is counted).
@@ -260,10 +260,10 @@ def _ftl_rows(row: Callable[..., None]) -> None:
         of(lambda f: f"{f['erases_per_block_mean']:.3g}/{f['erases_per_block_max']:,}"),
         True,
     )
-    row("lifetime, first block worn", of(lambda f: _years(f.get("first_worn_years"))), True)
+    row("lifetime, first block worn", of(lambda f: years(f.get("first_worn_years"))), True)
     row(
         "lifetime, levelled, with WA",
-        of(lambda f: _years(f.get("perfect_levelling_years"))),
+        of(lambda f: years(f.get("perfect_levelling_years"))),
         True,
     )
 

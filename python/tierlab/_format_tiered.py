@@ -66,7 +66,7 @@ def print_tiered(c: Console, t: dict[str, Any]) -> None:
 def print_node_devices(c: Console, nodes: list[dict[str, Any]]) -> None:
     """Each node's energy, wear and cost from the device layer: its
     references', migrations' and fills' work at its medium's figures."""
-    from tierlab._format import _cost, _years, human_bytes, human_ns, joules, watts
+    from tierlab._format import cost_cell, human_bytes, human_ns, joules, watts, years
 
     table = Table(title="memory nodes: device", title_justify="left")
     for col in ("node", "busy", "written", "lifetime", "cost", "energy", "power"):
@@ -74,8 +74,8 @@ def print_node_devices(c: Console, nodes: list[dict[str, Any]]) -> None:
     for n in nodes:
         table.add_row(
             n["name"], human_ns(n.get("device_busy_ns") or 0.0),
-            human_bytes(n.get("bytes_programmed") or 0), _years(n.get("lifetime_years")),
-            _cost(n), joules(n.get("energy_j")), watts(n.get("power_w")),
+            human_bytes(n.get("bytes_programmed") or 0), years(n.get("lifetime_years")),
+            cost_cell(n), joules(n.get("energy_j")), watts(n.get("power_w")),
         )  # fmt: skip
     c.print(table)
     unknown = [
