@@ -232,13 +232,7 @@ impl Tiered {
             self.nodes
                 .record(node, write, part as u64, here.units(part), d);
             if let Hears::Sampled { .. } = self.hears {
-                if self.sampler.sample(write) {
-                    self.over.samples_ns += self.charges.sample_ns.0;
-                    self.over.total_ns += self.charges.sample_ns.0;
-                    self.policy
-                        .on_access(tag, node, write, t, &self.nodes, &mut self.m);
-                    heard = true;
-                }
+                heard |= self.sampled(tag, node, write, t);
             }
         }
         self.nodes.touch_n(f, rs.len() as u64);
@@ -300,13 +294,7 @@ impl Tiered {
                 heard = true;
             }
             Hears::Sampled { .. } => {
-                if self.sampler.sample(write) {
-                    self.over.samples_ns += self.charges.sample_ns.0;
-                    self.over.total_ns += self.charges.sample_ns.0;
-                    self.policy
-                        .on_access(tag, node, write, t, &self.nodes, &mut self.m);
-                    heard = true;
-                }
+                heard |= self.sampled(tag, node, write, t);
             }
             Hears::HintFaults => {
                 if let Some(s) = hint {
@@ -319,6 +307,20 @@ impl Tiered {
             }
         }
         heard
+    }
+
+    /// A sampled policy's sampler on one reference: a taken sample is
+    /// charged and told to the policy. Whether it was.
+    #[inline(always)]
+    fn sampled(&mut self, tag: u64, node: Node, write: bool, t: f64) -> bool {
+        if !self.sampler.sample(write) {
+            return false;
+        }
+        self.over.samples_ns += self.charges.sample_ns.0;
+        self.over.total_ns += self.charges.sample_ns.0;
+        self.policy
+            .on_access(tag, node, write, t, &self.nodes, &mut self.m);
+        true
     }
 
     /// A page placed on node `n` as it enters memory: its frame written
