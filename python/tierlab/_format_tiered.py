@@ -18,15 +18,24 @@ def print_tiered(c: Console, t: dict[str, Any]) -> None:
         title=f"memory nodes: placement {t['placement']}, migration {t['policy']}{kernel}",
         title_justify="left",
     )
+    # With [vm.cpu] each node is a server of its bandwidth: how much of the
+    # run it was held, and how long accesses and copies waited for it.
+    timed = t["nodes"][0].get("wait_ns") is not None
     cols = ("node", "tech", "capacity", "accesses", "share", "mean access", "time share")
+    if timed:
+        cols += ("bandwidth used", "waited")
     for col in cols:
         table.add_column(col, justify="left" if col in ("node", "tech") else "right")
     for n in t["nodes"]:
-        table.add_row(
+        row = [
             n["name"], n["tech"], human_bytes(n["capacity"]), f"{n['accesses']:,}",
             f"{100 * n['access_share']:.1f}%", human_ns(n["mean_access_ns"]),
             f"{100 * n['time_share']:.1f}%",
-        )  # fmt: skip
+        ]  # fmt: skip
+        if timed:
+            used = n["bandwidth_busy_ns"] / t["time_ns"] if t["time_ns"] > 0 else 0.0
+            row += [f"{100 * used:.1f}%", human_ns(n["wait_ns"])]
+        table.add_row(*row)
     c.print(table)
     print_node_devices(c, t["nodes"])
     c.print(
@@ -56,10 +65,11 @@ def print_tiered(c: Console, t: dict[str, Any]) -> None:
         + (f" ({', '.join(parts)})" if parts else "")
         + uncharged
     )
+    how = "a second pass, same [vm.cpu]" if timed else "same references, same pass"
     c.print(
         f"slowdown {t['slowdown']:.4f}: {human_ns(t['time_ns'])} against "
         f"{human_ns(t['all_fast_time_ns'])} with every page on {t['nodes'][0]['name']} "
-        "(same references, same pass)"
+        f"({how})"
     )
 
 

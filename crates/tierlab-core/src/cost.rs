@@ -132,6 +132,13 @@ impl AccessCost {
         whole(self.write_fixed + self.transfer(size))
     }
 
+    /// The transfer part of an access of `size` bytes (ns, whole): the
+    /// time it holds the medium's bandwidth, its latency left out (the
+    /// nodes as bandwidth servers, run/tiered.rs).
+    pub fn transfer_ns(&self, size: u32) -> f64 {
+        whole(self.transfer(size))
+    }
+
     /// The software overhead in every charge (ns).
     pub fn overhead(&self) -> f64 {
         self.overhead

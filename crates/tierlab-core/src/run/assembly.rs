@@ -364,9 +364,7 @@ pub fn runner(cfg: &Config, mut progress: impl Progress) -> Result<crate::run::R
         .as_ref()
         .is_some_and(crate::vm::tiered_config::configured)
     {
-        return Ok(Runner::Tiered(Box::new(crate::run::tiered::driver(
-            cfg, &cat, progress,
-        )?)));
+        return crate::run::tiered::runner(cfg, &cat, progress);
     }
     if cfg.vm.is_some() {
         return Ok(Runner::Vm(crate::run::vm::assemble(cfg, &cat, progress)?));

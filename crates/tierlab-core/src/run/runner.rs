@@ -10,6 +10,7 @@ use crate::run::tiered::Tiered;
 use crate::run::tiers::Tiers;
 use crate::run::timed::Timed;
 use crate::run::vm::VmDriver;
+use crate::run::vm_procs::Procs;
 use crate::source::setup::Progress;
 use crate::stats::RunResult;
 
@@ -18,6 +19,7 @@ pub enum Runner {
     Timed(Box<Driver<Timed, Stream>>),
     Vm(VmDriver),
     Tiered(Box<Driver<Tiered, Stream>>),
+    TieredProcs(Box<Driver<Procs<Tiered>, Stream>>),
 }
 
 /// `$body` with `$d` bound to the driver, whichever it is.
@@ -27,6 +29,7 @@ macro_rules! each {
             Runner::Tiers($d) => $body,
             Runner::Timed($d) => $body,
             Runner::Tiered($d) => $body,
+            Runner::TieredProcs($d) => $body,
             Runner::Vm(v) => match v {
                 VmDriver::Raw($d) => $body,
                 VmDriver::Stream($d) => $body,

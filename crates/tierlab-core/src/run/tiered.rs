@@ -25,7 +25,8 @@
 //! would swap pages out itself (`linux` without demotion) would break
 //! this; it is refused (vm/tiered_config.rs).
 
-use super::vm_core::{pages, Core, Ref};
+use super::vm_core::{pages, Core, Cost, Ref};
+use super::vm_procs::{Calendar, Procs, Sched, TimedRefs};
 use crate::config::Config;
 use crate::cost::AccessCost;
 use crate::error::Error;
@@ -33,6 +34,7 @@ use crate::hash::KeyMap;
 use crate::request::{Op, Request};
 use crate::run::driver::{Clock, Common, Driver, Model, Stream, Warmup};
 use crate::run::timeline::Recorder;
+use crate::run::Runner;
 use crate::source::setup::{page_counts, Batches, PageCounts, Progress, BATCH};
 use crate::spec::ConfigError;
 use crate::stats::Column;
@@ -142,9 +144,45 @@ pub struct Tiered {
     mark: Mark,
     policy_name: &'static str,
     placement_name: &'static str,
+    /// `[vm.cpu]`: the nodes as bandwidth servers (None: a serial run).
+    q: Option<Box<NodeQueues>>,
+    /// A timed reference's parts beyond the core's: data time beyond node
+    /// 0's (user mode) and waits for the nodes' bandwidth.
+    acc_user: f64,
+    acc_stall: f64,
+}
+
+/// `[vm.cpu]` with nodes: each node a server of its medium's bandwidth,
+/// which a reference's transfer and a migration's copy occupy (its
+/// latency does not: a memory pipelines its accesses), first come first
+/// served in time order (the calendar of run/vm_procs.rs).
+struct NodeQueues {
+    cal: Vec<Calendar>,
+    /// Per node: the time accesses and copies waited for its bandwidth,
+    /// and the time they held it.
+    wait_ns: Vec<f64>,
+    busy_ns: Vec<f64>,
+    /// When the moves of the reference being run start: after its own
+    /// accesses (a process's copies then never wait for its own access).
+    copy_at: f64,
+    /// The second pass's makespan: the same config with every page on
+    /// node 0 (one node of all the frames, no migration).
+    all_fast_ns: f64,
 }
 
 impl Tiered {
+    /// `[vm.cpu]`: the nodes become bandwidth servers.
+    fn queues(&mut self, all_fast_ns: f64) {
+        let n = self.nodes.len();
+        self.q = Some(Box::new(NodeQueues {
+            cal: (0..n).map(|_| Calendar::default()).collect(),
+            wait_ns: vec![0.0; n],
+            busy_ns: vec![0.0; n],
+            copy_at: 0.0,
+            all_fast_ns,
+        }));
+    }
+
     /// The model's clock (ns): the references' time so far, compute and
     /// the overheads included; the policies' periods run on it.
     #[inline(always)]
@@ -159,10 +197,18 @@ impl Tiered {
     /// touched one page (the page a run of repeats after it may take).
     #[inline(always)]
     fn reference(&mut self, r: &Request) -> Option<u64> {
-        self.c.reference_cost::<false>(r);
+        self.reference_at::<false>(r, 0.0).0
+    }
+
+    /// [`Tiered::reference`], with `TIMED` (`[vm.cpu]`) at its process's
+    /// clock `t0`, its time in parts: the core's, the node differences in
+    /// `acc_user`, the waits for the nodes in `acc_stall`.
+    #[inline(always)]
+    fn reference_at<const TIMED: bool>(&mut self, r: &Request, t0: f64) -> (Option<u64>, Cost) {
+        let k = self.c.reference_cost::<TIMED>(r);
         let (key, size, _, op) = r.parts();
         if op == Op::Delete {
-            return None;
+            return (None, k);
         }
         if !self.c.paging.gone.as_ref().is_none_or(|g| g.is_empty()) {
             self.left();
@@ -170,7 +216,7 @@ impl Tiered {
         // The core numbered the reference's process.
         let pi = self.c.last_pid.1;
         let write = op == Op::Write;
-        let t = self.now();
+        let t = if TIMED { t0 } else { self.now() };
         let mut heard = false;
         let (first, last) = pages(key, size, self.c.shift);
         for vpn in first..=last {
@@ -182,10 +228,17 @@ impl Tiered {
                 (hi - lo) as u32
             };
             let tag = ((pi as u64) << VPN_BITS) | (vpn & VPN_MASK);
-            heard |= self.page(tag, part, write, pi, t);
+            heard |= self.page::<TIMED>(tag, part, write, pi, t);
+        }
+        if TIMED {
+            // The policy's work follows the reference's own.
+            if let Some(q) = &mut self.q {
+                q.copy_at = t0 + k.user_ns + self.acc_user + self.acc_stall;
+            }
         }
         self.settle(t, heard);
-        (first == last).then_some(((pi as u64) << VPN_BITS) | (first & VPN_MASK))
+        let page = (first == last).then_some(((pi as u64) << VPN_BITS) | (first & VPN_MASK));
+        (page, k)
     }
 
     /// How many references at the front of `rs` repeat page `tag` (one
@@ -248,7 +301,14 @@ impl Tiered {
     /// One page part of a reference: its node (placed if new), its access
     /// there, what the policy hears. Returns whether the policy was called.
     #[inline(always)]
-    fn page(&mut self, tag: u64, part: u32, write: bool, pi: u32, t: f64) -> bool {
+    fn page<const TIMED: bool>(
+        &mut self,
+        tag: u64,
+        part: u32,
+        write: bool,
+        pi: u32,
+        t: f64,
+    ) -> bool {
         let mut heard = false;
         let f = match self.nodes.frame_of(tag) {
             Some(f) => f,
@@ -282,6 +342,13 @@ impl Tiered {
             self.extra_ns += extra;
             self.c.v.t_data_ns += extra;
             self.c.procs[pi as usize].runtime_ns += extra;
+            if TIMED {
+                self.acc_user += extra;
+            }
+        }
+        if TIMED {
+            let busy = self.cost[node as usize].cost.transfer_ns(part);
+            self.acc_stall += self.book(node, t, busy);
         }
         let c = &self.cost[node as usize];
         let units = c.units(part);
@@ -333,6 +400,22 @@ impl Tiered {
         w.units_written += c.pages(page);
         w.bytes_written += page as u64;
         w.busy_ns += c.write(page);
+    }
+
+    /// `[vm.cpu]`: node `n`'s bandwidth held for `busy` ns from `t` on, as
+    /// soon as it is free; returns the wait.
+    fn book(&mut self, n: Node, t: f64, busy: f64) -> f64 {
+        let q = self.q.as_mut().expect("a timed run");
+        let busy = busy as u64;
+        if busy == 0 {
+            return 0.0;
+        }
+        let now = t.max(0.0).round() as u64;
+        let end = q.cal[n as usize].reserve(now, busy);
+        let wait = (end - now - busy) as f64;
+        q.wait_ns[n as usize] += wait;
+        q.busy_ns[n as usize] += busy as f64;
+        wait
     }
 
     /// Pages the pager let go of leave their nodes.
@@ -405,6 +488,20 @@ impl Tiered {
             w.busy_ns += wr;
             self.over.migrations_ns += copy + fixed;
             self.over.total_ns += copy + fixed;
+            if let Some(q) = &self.q {
+                // Each end's bandwidth for its part of the copy, from when
+                // the copies before it (one thread's, one after another)
+                // are done: it ends when the later of the two does.
+                let at = q.copy_at;
+                let page = page as u32;
+                let (rb, wb) = (from.cost.transfer_ns(page), to.cost.transfer_ns(page));
+                let (from, to) = (mv.from, mv.to);
+                let wait = self.book(from, at, rb).max(self.book(to, at, wb));
+                self.acc_stall += wait;
+                if let Some(q) = &mut self.q {
+                    q.copy_at = at + copy + fixed + wait;
+                }
+            }
             self.migration_bytes += page;
             if mv.to < mv.from {
                 self.promotions += 1;
@@ -479,11 +576,37 @@ impl Tiered {
     /// The run's time with the overheads, and the same references with
     /// every page on node 0.
     fn times(&self) -> (f64, f64) {
+        if let Some(q) = &self.q {
+            return (self.c.makespan.unwrap_or(0.0), q.all_fast_ns);
+        }
         let compute = self.c.compute_ns * self.c.requests as f64;
         let access = self.c.v.t_addr_ns + self.c.v.t_data_ns;
         (
             access + compute + self.over.total_ns,
             access - self.extra_ns + compute,
+        )
+    }
+
+    /// How the all-fast time was found, for the result.
+    fn slowdown_basis(&self) -> String {
+        let (fast, frames) = (
+            &self.meta[0].name,
+            (0..self.nodes.len())
+                .map(|n| self.nodes.frames(n as Node))
+                .sum::<u64>(),
+        );
+        if self.q.is_some() {
+            return format!(
+                "a second pass in the same command: the same config with every page on {fast} \
+                 (one node of all {frames} frames, no migration) under the same [vm.cpu], its \
+                 processes' makespan (queueing for the nodes' bandwidth changes with the pages \
+                 on each node, so this run's own figures cannot give it)"
+            );
+        }
+        format!(
+            "the same references with every page on {fast} (one node of all {frames} frames, no \
+             migration): the pager's and the TLBs' figures do not depend on a page's node, so \
+             this run's figures less its nodes' extra access time, exactly, in the same pass"
         )
     }
 
@@ -518,6 +641,8 @@ impl Tiered {
                     bytes: c.bytes,
                     time_ns: c.time_ns,
                     mean_access_ns: share(c.time_ns, c.accesses as f64),
+                    wait_ns: self.q.as_ref().map(|q| q.wait_ns[i]),
+                    bandwidth_busy_ns: self.q.as_ref().map(|q| q.busy_ns[i]),
                     access_share: share(c.accesses as f64, total_acc as f64),
                     time_share: share(c.time_ns, total_ns),
                     promoted_in: c.promoted_in,
@@ -567,16 +692,7 @@ impl Tiered {
             time_ns: time,
             all_fast_time_ns: all_fast,
             slowdown: share(time, all_fast),
-            slowdown_basis: format!(
-                "the same references with every page on {} (one node of all {} frames, no \
-                 migration): the pager's and the TLBs' figures do not depend on a page's node, \
-                 so this run's figures less its nodes' extra access time, exactly, in the same \
-                 pass",
-                self.meta[0].name,
-                (0..self.nodes.len())
-                    .map(|n| self.nodes.frames(n as Node))
-                    .sum::<u64>()
-            ),
+            slowdown_basis: self.slowdown_basis(),
             simulated_s: time / 1e9,
         }
     }
@@ -678,6 +794,47 @@ impl Model for Tiered {
     }
 }
 
+/// `[vm.cpu]`: the processes' loop (run/vm_procs.rs) runs each reference
+/// through the nodes at its process's clock. The node differences are user
+/// time, the policy's overheads (hint faults, samples, scans, migrations)
+/// the process's kernel time, the waits for the nodes' bandwidth stalls.
+impl TimedRefs for Tiered {
+    fn core(&mut self) -> &mut Core {
+        &mut self.c
+    }
+
+    fn core_ref(&self) -> &Core {
+        &self.c
+    }
+
+    fn reference(&mut self, r: &Request, t0: f64) -> Cost {
+        let over = self.over.total_ns;
+        self.acc_user = 0.0;
+        self.acc_stall = 0.0;
+        let (_, mut k) = self.reference_at::<true>(r, t0);
+        k.user_ns += self.acc_user;
+        k.system_ns += self.over.total_ns - over;
+        k.stall_ns += self.acc_stall;
+        k
+    }
+
+    fn forget_before(&mut self, t: u64) {
+        if let Some(q) = &mut self.q {
+            for c in &mut q.cal {
+                c.forget_before(t);
+            }
+        }
+    }
+
+    fn point(&mut self, rec: &mut Recorder) {
+        Model::point(self, rec);
+    }
+
+    fn result(&self, common: Common) -> RunResult {
+        Model::result(self, common)
+    }
+}
+
 /// What the timeline's columns count from: the figures at a point.
 #[derive(Clone, Default)]
 struct Mark {
@@ -703,13 +860,88 @@ fn tag(p: u64, vpn: u64) -> u64 {
 }
 
 /// Assembles the run of a `[vm]` config with `[[vm.node]]`, telling
-/// `progress` the references its pre-pass reads (node capacities given as
-/// a share of the footprint; the oracles' per-page counts).
-pub fn driver(
+/// `progress` the references its pre-passes read (node capacities given as
+/// a share of the footprint; the oracles' per-page counts; with `[vm.cpu]`
+/// the all-fast second pass). Serial, the model runs the driver's batches;
+/// with `[vm.cpu]` the processes' loop (run/vm_procs.rs) runs it.
+pub fn runner(cfg: &Config, cat: &Catalog, mut progress: impl Progress) -> Result<Runner, Error> {
+    let (mut model, batches, source) = build(cfg, cat, &mut progress)?;
+    let interval = cfg.run.interval;
+    let Some(cpu) = cfg.vm.as_ref().and_then(|v| v.cpu.as_ref()) else {
+        return Ok(Runner::Tiered(Box::new(Driver::new(
+            model,
+            Stream::new(batches, None),
+            interval,
+            1,
+            Warmup::default(),
+        ))));
+    };
+    let all_fast_ns = all_fast_pass(cfg, cat, &model, &mut progress)?;
+    model.queues(all_fast_ns);
+    Ok(Runner::TieredProcs(Box::new(procs(
+        model, batches, source, cpu, interval,
+    ))))
+}
+
+/// The processes' driver over a built model.
+fn procs(
+    model: Tiered,
+    batches: Batches,
+    source: crate::source::Source,
+    cpu: &crate::vm::config::CpuConfig,
+    interval: u64,
+) -> Driver<Procs<Tiered>, Stream> {
+    Driver::new(
+        Procs::new(model, Sched::new(cpu), source),
+        Stream::new(batches, None),
+        interval,
+        1,
+        Warmup::default(),
+    )
+}
+
+/// `[vm.cpu]`'s all-fast time: the same config with one node of node 0's
+/// medium holding all of `model`'s frames, no migration, run to its end
+/// by the same processes' loop; its makespan.
+fn all_fast_pass(
+    cfg: &Config,
+    cat: &Catalog,
+    model: &Tiered,
+    progress: &mut impl Progress,
+) -> Result<f64, Error> {
+    let mut base = cfg.clone();
+    let vm = base.vm.as_mut().expect("a [vm] config");
+    let frames: u64 = (0..model.nodes.len())
+        .map(|n| model.nodes.frames(n as Node))
+        .sum();
+    let mut fast = vm.node[0].clone();
+    fast.capacity = Size::Absolute(frames * model.nodes.page_bytes());
+    vm.node = vec![fast];
+    vm.migration = None;
+    vm.placement = None;
+    let (mut m, batches, source) = build(&base, cat, &mut *progress)?;
+    m.queues(0.0);
+    let cpu = cfg
+        .vm
+        .as_ref()
+        .and_then(|v| v.cpu.as_ref())
+        .expect("a [vm.cpu] config");
+    let mut d = procs(m, batches, source, cpu, u64::MAX);
+    while !d.step(1 << 16)? {
+        if !progress(d.processed()) {
+            return Err(crate::source::trace::TraceError::Interrupted.into());
+        }
+    }
+    Ok(d.result().total_time_ns)
+}
+
+/// The model of a `[vm]` config with `[[vm.node]]`, its batches and its
+/// source (which the processes' loop opens again, once per process).
+fn build(
     cfg: &Config,
     cat: &Catalog,
     mut progress: impl Progress,
-) -> Result<Driver<Tiered, Stream>, Error> {
+) -> Result<(Tiered, Batches, crate::source::Source), Error> {
     let vm = cfg
         .vm
         .as_ref()
@@ -857,16 +1089,17 @@ pub fn driver(
         mark: Mark::default(),
         policy_name: mig.spec.name(),
         placement_name: placement_name(vm.placement.as_ref().map(|p| p.kind)),
+        q: None,
+        acc_user: 0.0,
+        acc_stall: 0.0,
     };
-    Ok(Driver::new(
-        model,
-        Stream::new(batches, None),
-        cfg.run.interval,
-        1,
-        Warmup::default(),
-    ))
+    Ok((model, batches, source))
 }
 
 #[cfg(test)]
 #[path = "tiered_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "tiered_procs_tests.rs"]
+mod procs_tests;

@@ -124,12 +124,15 @@ pub struct Core {
 /// and in the kernel, and the swap device's service for its reads and its
 /// swap-outs.
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Cost {
+pub struct Cost {
     pub pi: u32,
     pub user_ns: f64,
     pub system_ns: f64,
     pub read_ns: f64,
     pub write_ns: f64,
+    /// Waits on the memory's own queues (the nodes of run/tiered.rs): time
+    /// in user mode that the hardware thread's speed does not scale.
+    pub stall_ns: f64,
 }
 
 impl Core {
@@ -175,15 +178,6 @@ impl Core {
             if let Some(t2) = &mut self.tlb2 {
                 t2.invalidate(k);
             }
-        }
-    }
-
-    /// After a reference run in an order of its own (run/vm_procs.rs): a
-    /// timeline point every `interval` references.
-    #[inline(always)]
-    pub(super) fn tick(&mut self, rec: &mut Recorder) {
-        if rec.count() {
-            self.point(rec);
         }
     }
 

@@ -26,8 +26,13 @@
 //! finished), at full speed otherwise. Time-sharing a thread between
 //! processes is not modelled: more processes than hardware threads is
 //! refused.
+//!
+//! What runs a reference is a [`TimedRefs`] model: the virtual-memory core
+//! itself (`[vm]` with `[[tier]]`), or the multilevel memory of
+//! run/tiered.rs (`[[vm.node]]`), whose nodes are bandwidth servers the
+//! processes queue on. One loop, one result builder per model.
 
-use super::vm_core::Core;
+use super::vm_core::{Core, Cost};
 use crate::error::Error;
 use crate::request::Request;
 use crate::run::driver::{Clock, Common, Model};
@@ -65,6 +70,42 @@ impl TraceSource for OnePid {
     }
 }
 
+/// A model the processes' loop runs references through, each at its
+/// process's clock: the virtual-memory core, or a model built on it.
+pub trait TimedRefs {
+    fn core(&mut self) -> &mut Core;
+    fn core_ref(&self) -> &Core;
+    /// One reference of a process whose clock reads `t0` (ns): the state
+    /// it changes and its time in parts ([`Cost::stall_ns`]: waits that
+    /// the hardware thread's speed does not scale).
+    fn reference(&mut self, r: &Request, t0: f64) -> Cost;
+    /// No reference starts before `t` (ns) any more.
+    fn forget_before(&mut self, _t: u64) {}
+    /// A timeline row.
+    fn point(&mut self, rec: &mut Recorder);
+    fn result(&self, common: Common) -> RunResult;
+}
+
+impl TimedRefs for Core {
+    #[inline(always)]
+    fn core(&mut self) -> &mut Core {
+        self
+    }
+    fn core_ref(&self) -> &Core {
+        self
+    }
+    #[inline(always)]
+    fn reference(&mut self, r: &Request, _t0: f64) -> Cost {
+        self.reference_cost::<true>(r)
+    }
+    fn point(&mut self, rec: &mut Recorder) {
+        Core::point(self, rec);
+    }
+    fn result(&self, common: Common) -> RunResult {
+        Core::result(self, common)
+    }
+}
+
 pub(super) struct Sched {
     threads: u32,
     per_core: u32,
@@ -88,6 +129,8 @@ pub(super) struct Sched {
     kswapd: Option<Kswapd>,
     exited: Vec<bool>,
     preempted: Vec<f64>,
+    /// References since the model last forgot its old bookings.
+    since_forget: u32,
 }
 
 /// The swap device: one server whose reservations are kept as a calendar
@@ -102,7 +145,7 @@ pub(super) struct Sched {
 /// on that is long enough. For arrivals in time order this is the same
 /// FCFS queue; otherwise a later request keeps its slot (no preemption).
 #[derive(Default)]
-struct Calendar {
+pub(super) struct Calendar {
     /// Busy intervals by start: start -> end (ns), not overlapping.
     busy: BTreeMap<u64, u64>,
     booked: u64,
@@ -110,7 +153,7 @@ struct Calendar {
 
 impl Calendar {
     /// Books `service` ns for a request arriving at `now`; returns its end.
-    fn reserve(&mut self, now: u64, service: u64) -> u64 {
+    pub(super) fn reserve(&mut self, now: u64, service: u64) -> u64 {
         if service == 0 {
             return now;
         }
@@ -130,7 +173,7 @@ impl Calendar {
     }
 
     /// Forgets the intervals that end by `t` (no request arrives before it).
-    fn forget_before(&mut self, t: u64) {
+    pub(super) fn forget_before(&mut self, t: u64) {
         let key = match self.busy.range(..=t).next_back() {
             Some((&s, &e)) if e > t => s,
             _ => t,
@@ -176,6 +219,7 @@ impl Sched {
             kswapd: None,
             exited: Vec::new(),
             preempted: Vec::new(),
+            since_forget: 0,
         }
     }
 
@@ -279,7 +323,7 @@ impl Sched {
 
     /// Process `i`'s next reference; returns the time its CPU part ends
     /// (before any block on the device).
-    fn run_ref(&mut self, i: usize, c: &mut Core, rec: &mut Recorder) -> f64 {
+    fn run_ref<M: TimedRefs>(&mut self, i: usize, m: &mut M, rec: &mut Recorder) -> f64 {
         {
             let r = self.queues[i].pop_front().expect("not empty");
             let t0 = self.clock[i];
@@ -288,13 +332,14 @@ impl Sched {
             } else {
                 1.0
             };
-            let k = c.reference_cost::<true>(&r);
+            let k = m.reference(&r, t0);
             debug_assert_eq!(k.pi as usize, i);
-            let (user, system) = (k.user_ns / speed, k.system_ns / speed);
+            let (user, system) = (k.user_ns / speed + k.stall_ns, k.system_ns / speed);
             self.user[i] += user;
             self.system[i] += system;
             let mut t = t0 + user + system;
             let cpu_end = t;
+            let c = m.core();
             let sync = c.sync_swap_out();
             let block = k.read_ns + if sync { k.write_ns } else { 0.0 };
             if block > 0.0 {
@@ -310,20 +355,30 @@ impl Sched {
                     .reserve(t.round() as u64, k.write_ns.round() as u64);
             }
             self.clock[i] = t;
-            c.tick(rec);
-            if self.swap.booked >= 4096 {
-                self.swap.booked = 0;
+            if rec.count() {
+                m.point(rec);
+            }
+            self.since_forget += 1;
+            if self.swap.booked >= 4096 || self.since_forget >= 4096 {
                 // Every later request arrives at or after the earliest
                 // clock of a process with references left (and kswapd's).
-                let mut m = (0..self.queues.len())
+                let mut t = (0..self.queues.len())
                     .filter(|&j| self.live(j))
                     .map(|j| self.clock[j])
                     .fold(f64::INFINITY, f64::min);
                 if let Some(k) = self.kswapd.as_ref().filter(|k| k.awake) {
-                    m = m.min(k.clock);
+                    t = t.min(k.clock);
                 }
-                if m.is_finite() {
-                    self.swap.forget_before(m.max(0.0) as u64);
+                if t.is_finite() {
+                    let t = t.max(0.0) as u64;
+                    if self.swap.booked >= 4096 {
+                        self.swap.booked = 0;
+                        self.swap.forget_before(t);
+                    }
+                    if self.since_forget >= 4096 {
+                        self.since_forget = 0;
+                        m.forget_before(t);
+                    }
                 }
             }
             cpu_end
@@ -335,7 +390,12 @@ impl Sched {
     /// next references and their exits (a process whose references are all
     /// done leaves; under pressure it frees its memory at its clock), and,
     /// under pressure, kswapd's next pass while it is awake.
-    fn step(&mut self, c: &mut Core, max: u64, rec: &mut Recorder) -> Result<bool, Error> {
+    fn step<M: TimedRefs>(
+        &mut self,
+        m: &mut M,
+        max: u64,
+        rec: &mut Recorder,
+    ) -> Result<bool, Error> {
         let pressure = self.kswapd.is_some();
         let mut n = 0u64;
         while n < max {
@@ -367,6 +427,7 @@ impl Sched {
                     act = Act::Kswapd;
                 }
                 let now = if act == Act::Kswapd { k.clock } else { t };
+                let c = m.core();
                 if c.paging_mut().pool.as_ref().is_some_and(|p| p.has_series()) {
                     let dirty = c.paging_mut().storage_tick(now);
                     self.background_writes(c, now, dirty);
@@ -380,17 +441,18 @@ impl Sched {
                         continue;
                     }
                     n += 1;
-                    let t_alloc = self.run_ref(i, c, rec);
+                    let t_alloc = self.run_ref(i, m, rec);
                     if pressure {
-                        self.wake(c, t_alloc);
+                        self.wake(m.core(), t_alloc);
                     }
                 }
                 Act::Exit(i) => {
                     self.exited[i] = true;
+                    let c = m.core();
                     c.paging_mut().release(i as u32);
                     c.after_background(0);
                 }
-                Act::Kswapd => self.kswapd_pass(c),
+                Act::Kswapd => self.kswapd_pass(m.core()),
             }
         }
         Ok(if pressure {
@@ -473,25 +535,26 @@ impl Sched {
 
 /// The processes' model (`[vm.cpu]`): the feed's pass registers the
 /// processes and counts their references; then each runs its own stream
-/// on its hardware thread, in time order ([`Sched`]).
-pub struct Procs {
-    c: Core,
+/// on its hardware thread, in time order ([`Sched`]), through model `M`
+/// (the core, or the nodes of run/tiered.rs).
+pub struct Procs<M = Core> {
+    m: M,
     sched: Sched,
     source: Source,
 }
 
-impl Procs {
-    pub(super) fn new(c: Core, sched: Sched, source: Source) -> Self {
-        Procs { c, sched, source }
+impl<M: TimedRefs> Procs<M> {
+    pub(super) fn new(m: M, sched: Sched, source: Source) -> Self {
+        Procs { m, sched, source }
     }
 }
 
-impl Model for Procs {
+impl<M: TimedRefs> Model for Procs<M> {
     type Rec = Request;
     const CLOCK: Clock = Clock::Model;
 
     fn run(&mut self, rs: &[Request], _rec: &mut Recorder) -> Result<(), Error> {
-        self.sched.count(rs, &mut self.c)
+        self.sched.count(rs, self.m.core())
     }
 
     fn source_ended(&mut self) -> Result<(), Error> {
@@ -499,19 +562,19 @@ impl Model for Procs {
     }
 
     fn drain(&mut self, budget: u64, rec: &mut Recorder) -> Result<bool, Error> {
-        let done = self.sched.step(&mut self.c, budget, rec)?;
+        let done = self.sched.step(&mut self.m, budget, rec)?;
         if done {
-            self.sched.finish(&mut self.c);
+            self.sched.finish(self.m.core());
         }
         Ok(done)
     }
 
     fn issued(&self) -> u64 {
-        self.c.requests
+        self.m.core_ref().requests
     }
 
     fn point(&mut self, rec: &mut Recorder) {
-        self.c.point(rec);
+        self.m.point(rec);
     }
 
     fn count_from_here(&mut self, _rec: &mut Recorder) {
@@ -519,7 +582,7 @@ impl Model for Procs {
     }
 
     fn result(&self, common: Common) -> RunResult {
-        self.c.result(common)
+        self.m.result(common)
     }
 }
 

@@ -183,13 +183,6 @@ pub fn check_with(vm: &VmConfig, cat: &Catalog, tiers: usize) -> Result<(), Conf
         ));
     }
     // Not modelled with nodes yet: said, not run in silence.
-    if vm.cpu.is_some() {
-        return Err(ConfigError::at(
-            "vm.cpu",
-            "not modelled together with [[vm.node]] yet (the nodes as devices of the time \
-             model are not written); remove one of the two",
-        ));
-    }
     if vm.pressure.is_some() {
         return Err(ConfigError::at(
             "vm.pressure",
@@ -275,7 +268,9 @@ capacity = "100%"
             err(&format!("{one}[migration]\ntype = \"linux\"\n")).path,
             "vm.node"
         );
-        assert_eq!(err(&format!("{TWO}[cpu]\ncores = 1\n")).path, "vm.cpu");
+        // [vm.cpu] runs with nodes (run/tiered_procs_tests.rs).
+        let v = vm(&format!("{TWO}[cpu]\ncores = 1\n"));
+        assert!(check_with(&v, &Catalog::builtin(), 0).is_ok());
         let v = vm(&format!("{TWO}[migration]\ntype = \"linux\"\n"));
         assert_eq!(v.migration.as_ref().unwrap().spec.name(), "linux");
         // A [[tier]] beside the nodes is refused first.

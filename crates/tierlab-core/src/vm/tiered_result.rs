@@ -27,6 +27,13 @@ pub struct NodeResult {
     /// medium's latency and bandwidth.
     pub time_ns: f64,
     pub mean_access_ns: f64,
+    /// `[vm.cpu]`: the time its references and the migrations' copies
+    /// waited for its bandwidth, and the time they held it (ns; each node
+    /// one server of its medium's bandwidth, run/tiered.rs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait_ns: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bandwidth_busy_ns: Option<f64>,
     /// This node's share of all page references and of their data time.
     pub access_share: f64,
     pub time_share: f64,
