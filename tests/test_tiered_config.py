@@ -5,6 +5,7 @@ config runs, its result carrying the `tiered` object
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -97,12 +98,6 @@ BAD = [
         "not modelled yet",
     ),
     (
-        "with-cpu",
-        TWO_NODES + "[vm.cpu]\ncores = 2\n",
-        "vm.cpu",
-        "not modelled together with [[vm.node]]",
-    ),
-    (
         "tier-beside-nodes",
         TWO_NODES + '[[tier]]\ntech = "DRAM-DDR4"\ncapacity = "25%"\n',
         "tier",
@@ -172,3 +167,28 @@ def test_a_good_config_runs_and_reports_its_nodes(
     assert int(tl["accesses_slow"].sum()) == slow["accesses"]
     assert int(tl["promotions"].sum()) == t["promotions"]
     assert tl["fast_share"].between(0, 1).all()
+
+
+def test_with_cpu_the_nodes_are_bandwidth_servers(
+    tierlab_cmd: Callable[..., Ran], tmp_path: Path
+) -> None:
+    """[vm.cpu] with nodes runs (it was refused): the nodes' table gains the
+    bandwidth used and the waits, and the slowdown is a second pass's."""
+    cfg = tmp_path / "cpu.toml"
+    cfg.write_text(
+        HEAD.replace('type = "hotset"\nscale = 0.01', 'type = "multiprogram"\nscale = 0.03')
+        + TWO_NODES.replace(
+            'tech = "DRAM-DDR4"\ncapacity = "100%"', 'tech = "DCPMM"\ncapacity = "100%"'
+        )
+        + '[vm.migration]\ntype = "tpp"\n[vm.cpu]\ncores = 4\n'
+    )
+    r = tierlab_cmd("run", cfg)
+    assert r.code == 0, r.err
+    assert "memory nodes: bandwidth" in r.out and "wait per access" in r.out
+    assert "(a second pass on the same cores)" in " ".join(r.out.split())
+    j = tierlab_cmd("run", cfg, "--json")
+    assert j.code == 0, j.err
+    t = json.loads(j.out)["tiered"]
+    assert t["slowdown_basis"].startswith("a second pass")
+    assert all(n["wait_ns"] >= 0 and n["bandwidth_busy_ns"] > 0 for n in t["nodes"])
+    assert t["nodes"][1]["wait_ns"] > 0

@@ -18,25 +18,21 @@ def print_tiered(c: Console, t: dict[str, Any]) -> None:
         title=f"memory nodes: placement {t['placement']}, migration {t['policy']}{kernel}",
         title_justify="left",
     )
-    # With [vm.cpu] each node is a server of its bandwidth: how much of the
-    # run it was held, and how long accesses and copies waited for it.
-    timed = t["nodes"][0].get("wait_ns") is not None
     cols = ("node", "tech", "capacity", "accesses", "share", "mean access", "time share")
-    if timed:
-        cols += ("bandwidth used", "waited")
     for col in cols:
         table.add_column(col, justify="left" if col in ("node", "tech") else "right")
     for n in t["nodes"]:
-        row = [
+        table.add_row(
             n["name"], n["tech"], human_bytes(n["capacity"]), f"{n['accesses']:,}",
             f"{100 * n['access_share']:.1f}%", human_ns(n["mean_access_ns"]),
             f"{100 * n['time_share']:.1f}%",
-        ]  # fmt: skip
-        if timed:
-            used = n["bandwidth_busy_ns"] / t["time_ns"] if t["time_ns"] > 0 else 0.0
-            row += [f"{100 * used:.1f}%", human_ns(n["wait_ns"])]
-        table.add_row(*row)
+        )  # fmt: skip
     c.print(table)
+    # With [vm.cpu] each node is a server of its bandwidth that the
+    # processes queue on: how much of the run it was held, and the waits.
+    timed = t["nodes"][0].get("wait_ns") is not None
+    if timed:
+        print_node_bandwidth(c, t)
     print_node_devices(c, t["nodes"])
     c.print(
         f"fast node's share of accesses {100 * t['fast_share_of_accesses']:.1f}% "
@@ -65,12 +61,33 @@ def print_tiered(c: Console, t: dict[str, Any]) -> None:
         + (f" ({', '.join(parts)})" if parts else "")
         + uncharged
     )
-    how = "a second pass, same [vm.cpu]" if timed else "same references, same pass"
+    how = "a second pass on the same cores" if timed else "same references, same pass"
     c.print(
         f"slowdown {t['slowdown']:.4f}: {human_ns(t['time_ns'])} against "
         f"{human_ns(t['all_fast_time_ns'])} with every page on {t['nodes'][0]['name']} "
         f"({how})"
     )
+
+
+def print_node_bandwidth(c: Console, t: dict[str, Any]) -> None:
+    """[vm.cpu]: each node's bandwidth held by its accesses and the
+    migrations' copies, as a share of the run, and the time they waited."""
+    from tierlab._format import human_ns
+
+    table = Table(
+        title="memory nodes: bandwidth (one server each; processes at once)",
+        title_justify="left",
+    )
+    for col in ("node", "held", "share of run", "waited", "wait per access"):
+        table.add_column(col, justify="left" if col == "node" else "right")
+    run = t["time_ns"]
+    for n in t["nodes"]:
+        held, wait = n["bandwidth_busy_ns"], n["wait_ns"]
+        table.add_row(
+            n["name"], human_ns(held), f"{100 * held / run:.1f}%" if run > 0 else "-",
+            human_ns(wait), human_ns(wait / n["accesses"]) if n["accesses"] else "-",
+        )  # fmt: skip
+    c.print(table)
 
 
 def print_node_devices(c: Console, nodes: list[dict[str, Any]]) -> None:
