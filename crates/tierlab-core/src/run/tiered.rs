@@ -799,6 +799,8 @@ impl Model for Tiered {
 /// time, the policy's overheads (hint faults, samples, scans, migrations)
 /// the process's kernel time, the waits for the nodes' bandwidth stalls.
 impl TimedRefs for Tiered {
+    const QUEUES: bool = true;
+
     fn core(&mut self) -> &mut Core {
         &mut self.c
     }

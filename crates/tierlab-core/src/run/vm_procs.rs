@@ -73,6 +73,9 @@ impl TraceSource for OnePid {
 /// A model the processes' loop runs references through, each at its
 /// process's clock: the virtual-memory core, or a model built on it.
 pub trait TimedRefs {
+    /// Whether the model keeps queues of its own (stalls, bookings to
+    /// forget): without them the loop does none of that work.
+    const QUEUES: bool = false;
     fn core(&mut self) -> &mut Core;
     fn core_ref(&self) -> &Core;
     /// One reference of a process whose clock reads `t0` (ns): the state
@@ -256,6 +259,7 @@ impl Sched {
     /// The first pass (the driver's feed, with its `[run] max_requests`
     /// limit): registers each process in order of first appearance and
     /// counts its references.
+    #[inline]
     fn count(&mut self, rs: &[Request], c: &mut Core) -> Result<(), Error> {
         for r in rs {
             let i = c.process(r.pid) as usize;
@@ -334,7 +338,10 @@ impl Sched {
             };
             let k = m.reference(&r, t0);
             debug_assert_eq!(k.pi as usize, i);
-            let (user, system) = (k.user_ns / speed + k.stall_ns, k.system_ns / speed);
+            let (mut user, system) = (k.user_ns / speed, k.system_ns / speed);
+            if M::QUEUES {
+                user += k.stall_ns;
+            }
             self.user[i] += user;
             self.system[i] += system;
             let mut t = t0 + user + system;
@@ -358,8 +365,10 @@ impl Sched {
             if rec.count() {
                 m.point(rec);
             }
-            self.since_forget += 1;
-            if self.swap.booked >= 4096 || self.since_forget >= 4096 {
+            if M::QUEUES {
+                self.since_forget += 1;
+            }
+            if self.swap.booked >= 4096 || (M::QUEUES && self.since_forget >= 4096) {
                 // Every later request arrives at or after the earliest
                 // clock of a process with references left (and kswapd's).
                 let mut t = (0..self.queues.len())
@@ -375,7 +384,7 @@ impl Sched {
                         self.swap.booked = 0;
                         self.swap.forget_before(t);
                     }
-                    if self.since_forget >= 4096 {
+                    if M::QUEUES && self.since_forget >= 4096 {
                         self.since_forget = 0;
                         m.forget_before(t);
                     }
