@@ -136,6 +136,42 @@ fn two_equal_nodes_cost_only_their_migrations() {
 }
 
 #[test]
+fn two_equal_nodes_at_the_default_costs_cost_their_events_only() {
+    // Linux's scanner at the default [vm.migration.cost] (the benchmark's
+    // figures, docs/tiered-memory.md): the access time is still the
+    // all-fast run's, and the overhead is each event times its default.
+    let r = run(&format!(
+        "{}{}[vm.migration]\ntype = \"linux\"\nscan_delay_ms = 1\nscan_period_min_ms = 100\n\
+         scan_size_mb = 1\nhot_threshold_ms = 5\n",
+        node("a", "DRAM-DDR4", "10%"),
+        node("b", "DRAM-DDR4", "100%")
+    ));
+    let t = tiered(&r);
+    assert!(t.promotions > 0 && t.policy_report.hint_faults > 0 && t.scanned_pages > 0);
+    let v = r.vm.as_ref().unwrap();
+    assert_eq!(
+        v.t_addr_ns + v.t_data_ns + r.compute_time_ns,
+        t.all_fast_time_ns
+    );
+    let d = crate::vm::migrate::CostConfig::default();
+    let cat = crate::tech::Catalog::builtin();
+    let c = AccessCost::new(cat.get("DRAM-DDR4").unwrap(), 1.0, 0.0);
+    let copy = c.read(4096).max(c.write(4096));
+    let moves = (t.promotions + t.demotions) as f64;
+    let per_move = copy + d.pte_update_ns.0 + d.tlb_shootdown_ns.0;
+    assert_eq!(t.overhead.migrations_ns, moves * per_move);
+    assert_eq!(
+        t.overhead.hint_faults_ns,
+        t.policy_report.hint_faults as f64 * d.hint_fault_ns.0
+    );
+    assert_eq!(t.overhead.scans_ns, t.scanned_pages as f64 * d.scan_ns.0);
+    assert!(d.hint_fault_ns.0 > 0.0 && d.pte_update_ns.0 > 0.0 && d.scan_ns.0 > 0.0);
+    // Only the sample, which has no source, is left uncharged.
+    assert_eq!(t.uncharged, vec!["sample_ns".to_string()]);
+    assert_eq!(t.time_ns, t.all_fast_time_ns + t.overhead.total_ns);
+}
+
+#[test]
 fn the_all_fast_baseline_is_the_run_of_one_node_of_all_the_frames() {
     // DRAM over PCM with swap (the nodes hold 60% of the footprint):
     // the baseline this pass computes equals a second run with one DRAM
