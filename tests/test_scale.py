@@ -55,3 +55,14 @@ def test_a_bad_scale_exits_2(
     args = [str(trace) if a == "TRACE" else a for a in args]
     r = tierlab_cmd("run", config(tmp_path), "--no-progress", *args)
     assert_bad(r, *needles)
+
+
+def test_scale_refuses_what_has_no_footprint_to_scale(
+    tmp_path: Path, tierlab_cmd: Callable[..., Ran]
+) -> None:
+    c = config(tmp_path)
+    scan = tmp_path / "scan.toml"
+    scan.write_text(c.read_text().replace('type = "zipf"\nobjects = 4000\n', 'type = "scan"\n'))
+    assert_bad(tierlab_cmd("run", scan, "--no-progress", "--scale", "2"), "--scale", "scan")
+    vm = ROOT / "examples" / "vm-paging.toml"
+    assert_bad(tierlab_cmd("run", vm, "--no-progress", "--scale", "2"), "--scale", "[vm]")
