@@ -314,8 +314,11 @@ def test_the_over_provisioning_report_plots_lifetime_against_cost(
     [
         # A year no point of the medium covers.
         ("DRAM-DDR4", "NAND-SLC", 1999, ["cost.year", "tier[0]", "no price in 1999", "2023"]),
-        # A medium with no price at all (no DDR5 or QLC price was found).
-        ("DRAM-DDR4", "NAND-QLC", 2023, ["cost.year", "tier[1]", "NAND-QLC", "has none"]),
+        # DDR5 and QLC have points for 2025 (and QLC 2018), none for 2023.
+        ("DRAM-DDR5", "NAND-SLC", 2023, ["cost.year", "tier[0]", "DRAM-DDR5", "2025"]),
+        ("DRAM-DDR4", "NAND-QLC", 2023, ["cost.year", "tier[1]", "NAND-QLC", "2018, 2025"]),
+        # A medium with no price at all.
+        ("DRAM-DDR4", "SSD-SATA", 2023, ["cost.year", "tier[1]", "SSD-SATA", "has none"]),
     ],
 )
 def test_a_year_no_price_covers_exits_2_with_the_key_path(
@@ -330,3 +333,21 @@ def test_a_year_no_price_covers_exits_2_with_the_key_path(
     c.write_text(c.read_text() + f"\n[cost]\nyear = {year}\n")
     r = tierlab_cmd("run", c, "--no-progress")
     assert_bad(r, *needles)
+
+
+def test_a_year_with_a_point_prices_ddr5_and_qlc(
+    tmp_path: Path, tierlab_cmd: Callable[..., Ran]
+) -> None:
+    c = config(tmp_path, tech0="DRAM-DDR5", tech1="NAND-QLC")
+    c.write_text(c.read_text() + "\n[cost]\nyear = 2025\n")
+    r = tierlab_cmd("run", c, "--json", "--no-progress")
+    assert r.code == 0, r.err
+    s = json.loads(r.out)
+    assert s["cost"]["year"] == 2025
+    # US$6.01 per 16 Gb DDR5 chip; US$69 per 10^12 bytes of QLC drive.
+    want = {"DRAM-DDR5": 6.01 / 16, "NAND-QLC": 69 / (1e12 * 8 / 2**30)}
+    for t in s["tiers"]:
+        assert t["price_year"] == 2025
+        gbit = t["capacity"] * 8 / 2**30
+        assert t["cost_usd"] == pytest.approx(gbit * want[t["tech"]], rel=1e-4), t
+    assert s["cost"]["total_usd"] == pytest.approx(sum(t["cost_usd"] for t in s["tiers"]))

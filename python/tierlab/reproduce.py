@@ -250,6 +250,57 @@ def scale_size(v: Any, f: float) -> Any:
     return v
 
 
+def scaled_run(cfg: dict[str, Any], f: float) -> dict[str, Any]:
+    """The key paths and values that scale a run config by ``f``
+    (``tierlab run --scale F``): a generated workload's footprint
+    (``objects`` and ``requests``, or a benchmark generator's ``scale``,
+    which scales both) and the absolute capacities of the tiers and the
+    backing store are multiplied by ``f``: each object is requested as
+    often as before, so the footprint the run touches (what shares such as
+    "10%" are shares of) scales with it.
+
+    Examples
+    --------
+    >>> cfg = {"workload": {"type": "zipf", "objects": 1000, "requests": 5000},
+    ...        "tier": [{"capacity": "5%"}, {"capacity": "1MiB"}]}
+    >>> scaled_run(cfg, 10)
+    {'workload.objects': 10000, 'workload.requests': 50000, 'tier[1].capacity': 10485760}
+    """
+    if not (isinstance(f, int | float) and math.isfinite(f) and f > 0):
+        raise ConfigError(f"--scale {f!r}: must be a positive number")
+    if "vm" in cfg:
+        raise ConfigError("--scale: a [vm] run has no generated footprint to scale")
+    w = cfg.get("workload")
+    if not isinstance(w, dict):
+        raise ConfigError(
+            "--scale: the config has no [workload] to scale (a --trace is not scaled)"
+        )
+    out: dict[str, Any] = {}
+    kind = w.get("type")
+    if "objects" in w:
+        out["workload.objects"] = max(1, round(int(w["objects"]) * f))
+        if "requests" in w:
+            out["workload.requests"] = max(1, round(int(w["requests"]) * f))
+    elif kind in ("zipf", "uniform", "loop", "scan", "trace", None):
+        raise ConfigError(
+            f"--scale: workload type {kind!r} has no objects to scale; "
+            "--scale applies to a generated workload (objects, or a benchmark preset's scale)"
+        )
+    else:
+        out["workload.scale"] = float(w.get("scale", 1.0)) * f
+    for i, t in enumerate(cfg.get("tier", [])):
+        if isinstance(t, dict) and "capacity" in t:
+            v = scale_size(t["capacity"], f)
+            if v != t["capacity"]:
+                out[f"tier[{i}].capacity"] = v
+    b = cfg.get("backing")
+    if isinstance(b, dict) and "capacity" in b:
+        v = scale_size(b["capacity"], f)
+        if v != b["capacity"]:
+            out["backing.capacity"] = v
+    return out
+
+
 def scaled_experiment(stem: str, scale: float = 1.0) -> dict[str, Any]:
     """A bundled experiment as a dict, with ``scale`` applied: workload
     scales (the base's and any whole-workload axis value's) and absolute tier

@@ -41,6 +41,13 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help='set a config key path, e.g. vm.page_size="8KiB" or tier[0].capacity=4096 '
         "(TOML value; repeatable)",
     )
+    run.add_argument(
+        "--scale",
+        metavar="F",
+        help="multiply the generated workload (objects and requests, or a preset's scale) "
+        "and the absolute capacities of the tiers and backing store by F; shares follow the "
+        "footprint, --set values stay",
+    )
     run.add_argument("--json", action="store_true", help="print the result as one JSON object")
     run.add_argument("--timeline", metavar="CSV", help="also write the interval timeline as CSV")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -65,6 +72,18 @@ def handle(a: argparse.Namespace) -> int:
         sets = overrides(a.set)
     except BadArg as e:
         return err(str(e))
+    if a.scale is not None:
+        if a.trace is not None:
+            return err("--scale: a --trace is not scaled; --scale applies to a generated workload")
+        from tierlab.config import load_config
+        from tierlab.reproduce import scaled_run
+
+        try:
+            factor = float(a.scale)
+        except ValueError:
+            return err(f"--scale {a.scale}: must be a positive number")
+        # The scaled keys first: a --set of the same key wins.
+        sets = {**scaled_run(load_config(a.config), factor), **sets}
     with progress(not a.no_progress and not a.json, "simulating") as cb:
         out = simulate_raw(
             a.config,

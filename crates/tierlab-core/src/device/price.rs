@@ -140,6 +140,36 @@ mod tests {
     }
 
     #[test]
+    fn ddr5_and_qlc_are_priced_in_their_points_years_only() {
+        let c = Catalog::builtin();
+        for (name, year, usd) in [
+            // US$6.01 per 16 Gb chip (SemiMedia, June 2025).
+            ("DRAM-DDR5", 2025, 6.01 / 16.0),
+            // US$219.99 per 10^12 bytes (Crucial P1, November 2018).
+            (
+                "NAND-QLC",
+                2018,
+                219.99 / (1e12 * 8.0 / (1u64 << 30) as f64),
+            ),
+            // US$69 per 10^12 bytes (Crucial P310, October 2025).
+            ("NAND-QLC", 2025, 69.0 / (1e12 * 8.0 / (1u64 << 30) as f64)),
+        ] {
+            let t = in_year(c.get(name).unwrap(), year).unwrap();
+            let p = t.price_usd_per_gbit.unwrap();
+            assert!(
+                (p - usd).abs() < 1e-6 * usd.max(1.0),
+                "{name} {year}: {p} vs {usd}"
+            );
+            assert_eq!(t.price_year, Some(year));
+        }
+        // No DDR5 or QLC point for 2023 (docs/device.md#cost-basis).
+        for name in ["DRAM-DDR5", "NAND-QLC"] {
+            let e = in_year(c.get(name).unwrap(), 2023).unwrap_err();
+            assert!(e.contains("no price in 2023") && e.contains("2025"), "{e}");
+        }
+    }
+
+    #[test]
     fn run_cost_is_total_and_rates() {
         let r = RunCost::of(2023, &[10.0, 30.0], 2000.0);
         assert_eq!(r.total_usd, 40.0);

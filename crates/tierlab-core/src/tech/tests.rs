@@ -30,6 +30,7 @@ fn catalog_parses_validates_and_cites() {
         "SSD-ZNAND",
         "NAND-QLC",
         "DRAM-DDR4",
+        "DRAM-DDR5",
     ] {
         Catalog::builtin().get(name).unwrap();
     }
