@@ -284,9 +284,8 @@ const POLICIES: [&str; 7] = [
 #[test]
 fn with_room_to_spare_no_policy_moves_a_page() {
     // First-touch on a fast node of twice the footprint (4,000 pages of
-    // 4 KiB in 32 MiB): every page is on
-    // it from its first reference, and the node stays above every
-    // watermark (the kernel's reclaim keeps free pages: a node that only
+    // 4 KiB in 32 MiB): every page is on it from its first reference, and
+    // the node stays above every watermark (the kernel's reclaim keeps free pages: a node that only
     // just holds the footprint demotes under `linux` and `tpp`). So
     // nothing moves, and the slowdown is 1 plus the policy's overhead.
     for policy in POLICIES {
