@@ -16,6 +16,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,9 @@ class Capture:
     exit_code: int
     #: Stats of the captured requests, as ``tierlab.trace_stats`` gives them.
     stats: dict[str, Any]
+    #: The capture stopped the program at ``max_requests`` (then
+    #: ``exit_code`` is the signal's, negative).
+    stopped: bool = False
 
 
 def _tool(name: str) -> str:
@@ -215,16 +219,52 @@ def capture_files(
     return _capture("strace", tracer, cmd, out, {"page_size": page_size})
 
 
+#: Valgrind Cachegrind's caches for x86 and amd64 when it cannot read the
+#: host's (Valgrind, cachegrind/cg-arch.c, ``configure_caches``): D1 and LL
+#: as (size, ways, line) in bytes. S5's reading of its traces
+#: (docs/reproduce-s5.md, rule P4) filters through these.
+CACHEGRIND_DEFAULT: tuple[tuple[int, int, int], ...] = ((65536, 2, 64), (262144, 8, 64))
+
+
+def cache_geometry(text: str, key: str = "--cache") -> tuple[int, int, int]:
+    """A cache level ``SIZE,WAYS,LINE`` (bytes) as (size, ways, line),
+    checked as Cachegrind checks its ``--D1``/``--LL`` (the engine's
+    rule); a ``ConfigError`` naming ``key`` otherwise.
+
+    Examples
+    --------
+    >>> cache_geometry("262144,8,64")
+    (262144, 8, 64)
+    """
+    return _core.cache_geometry(text, key)
+
+
 def capture_memory(
     cmd: Sequence[str],
     out: str | os.PathLike[str],
     *,
     unit: int = 4096,
     instructions: bool = False,
+    caches: Sequence[tuple[int, int, int]] | None = None,
+    max_requests: int | None = None,
 ) -> Capture:
     """Runs ``cmd`` under ``valgrind --tool=lackey --trace-mem=yes`` and
     records its loads, stores and modifies as requests of ``unit`` bytes
-    (4096 for pages, 64 for cache lines), keyed by address / unit."""
+    (4096 for pages, 64 for cache lines), keyed by address / unit.
+
+    With ``caches`` ((size, ways, line) per level, nearest the CPU first;
+    :data:`CACHEGRIND_DEFAULT` is Cachegrind's own), the references are
+    filtered through those caches as the program runs (Cachegrind's model:
+    LRU, write-allocate, no write-backs) and the trace is the last level's
+    misses, one request per missed line at its byte address, written as
+    memtrace (``out`` named ``.memtrace`` or ``.memtrace.zst``); ``unit``
+    does not apply. ``max_requests`` then stops the program once that many
+    are written (a long run's first part, without its whole log).
+    """
+    if caches is not None:
+        return _capture_below_caches(cmd, out, list(caches), instructions, max_requests)
+    if max_requests is not None:
+        raise ConfigError("max_requests: only with caches (a filtered capture)")
     check_unit(unit, "unit", "lackey")
     valgrind = _tool("valgrind")
 
@@ -233,3 +273,80 @@ def capture_memory(
 
     options = {"page_size": unit, "instructions": instructions}
     return _capture("lackey", tracer, cmd, out, options)
+
+
+def _capture_below_caches(
+    cmd: Sequence[str],
+    out: str | os.PathLike[str],
+    caches: list[tuple[int, int, int]],
+    instructions: bool,
+    max_requests: int | None,
+) -> Capture:
+    """[capture_memory] with caches: Valgrind writes its log into a FIFO
+    that the engine reads as the program runs, so no log is stored (a
+    long run's log is tens of gigabytes; the misses are a few percent)."""
+    if not cmd:
+        raise TierlabError("no command to capture\nhint: tierlab capture memory -o OUT -- CMD ARGS")
+    if not caches:
+        raise ConfigError("caches: at least one level")
+    for i, c in enumerate(caches):
+        cache_geometry(",".join(str(x) for x in c), f"caches[{i}]")
+    if max_requests is not None and max_requests < 1:
+        raise ConfigError(f"max_requests: {max_requests} is not a positive whole number")
+    out = Path(out)
+    if not out.name.endswith((".memtrace", ".memtrace.zst")):
+        raise TierlabError(
+            f"{out}: a capture below the caches is written as memtrace\n"
+            "hint: name the output X.memtrace or X.memtrace.zst"
+        )
+    problem = output_problem(out)
+    if problem:
+        raise TierlabError(problem)
+    if shutil.which(cmd[0]) is None:
+        raise TierlabError(f"{cmd[0]}: no such program")
+    named = _named_in(cmd, out)
+    if named is not None:
+        raise TierlabError(
+            f"{out}: the traced command names it ({named!r}); the capture would write over "
+            "what the program reads: write the trace to another file"
+        )
+    valgrind = _tool("valgrind")
+    with tempfile.TemporaryDirectory(prefix="tierlab-capture-") as tmp:
+        fifo = Path(tmp) / "lackey.fifo"
+        os.mkfifo(fifo)
+        proc = subprocess.Popen(
+            [valgrind, "--tool=lackey", "--trace-mem=yes", "-q", f"--log-file={fifo}", *cmd]
+        )
+
+        def unblock() -> None:
+            # Valgrind that ends before opening its log would leave the
+            # engine waiting for a writer: open and close one.
+            proc.wait()
+            try:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                pass  # no reader waits
+
+        watch = threading.Thread(target=unblock, daemon=True)
+        watch.start()
+        try:
+            _, written, ended = _core.filter_lackey(
+                fifo,
+                out,
+                caches,
+                fifo=True,
+                instructions=instructions,
+                limit=max_requests,
+            )
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            watch.join()
+    failure = _core.capture_start_failure("lackey", str(out), proc.returncode)
+    if ended and (failure or written == 0):
+        out.unlink(missing_ok=True)
+        why = failure or f"no access missed the last cache level (exit {proc.returncode})"
+        raise TierlabError(f"{shlex.join(cmd)}: {why}")
+    stats = trace_stats({"workload": {"type": "trace", "path": str(out), "format": "memtrace"}})
+    return Capture(output=out, exit_code=proc.returncode, stats=stats, stopped=not ended)

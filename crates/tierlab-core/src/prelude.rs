@@ -13,6 +13,7 @@ pub use crate::source::formats::{guess as guess_format, NAMES as FORMAT_NAMES};
 pub use crate::source::generators::BENCHMARKS;
 pub use crate::source::tools::{convert_to_oracle, trace_stats, write_csv};
 pub use crate::source::trace::capture::start_failure as capture_start_failure;
+pub use crate::source::trace::cpu_caches::{filter_lackey, Geometry as CacheGeometry};
 pub use crate::source::trace::csv::HEADER as CSV_HEADER;
 pub use crate::source::trace::memtrace::write_memtrace;
 pub use crate::source::trace::strace::SYSCALLS as STRACE_SYSCALLS;

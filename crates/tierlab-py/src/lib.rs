@@ -258,6 +258,46 @@ fn capture_start_failure(format: &str, log_path: &str, status: i32) -> Res<Optio
     Ok(tl::capture_start_failure(format, log, status)?)
 }
 
+/// cache_geometry(text, key) -> (size, ways, line)
+///
+/// Parses a cache level `SIZE,WAYS,LINE` (bytes) as `tierlab capture
+/// memory --cache` takes it; a ConfigError naming `key` when it is not one.
+#[pyfunction]
+fn cache_geometry(text: &str, key: &str) -> Res<(u64, u32, u32)> {
+    let g = tl::CacheGeometry::parse(text).map_err(|m| tl::ConfigError::at(key.to_string(), m))?;
+    Ok((g.size, g.ways, g.line))
+}
+
+/// filter_lackey(log_path, out_path, caches, fifo=False, instructions=False, limit=None)
+///     -> (accesses, requests, ended)
+///
+/// Reads a lackey log (a FIFO Valgrind writes, with `fifo`) through the
+/// caches (SIZE, WAYS, LINE each, nearest the CPU first) and writes the
+/// last level's misses to `out_path` as memtrace, up to `limit` requests.
+#[pyfunction]
+#[pyo3(signature = (log_path, out_path, caches, fifo=false, instructions=false, limit=None))]
+fn filter_lackey(
+    py: Python<'_>,
+    log_path: std::path::PathBuf,
+    out_path: std::path::PathBuf,
+    caches: Vec<(u64, u32, u32)>,
+    fifo: bool,
+    instructions: bool,
+    limit: Option<u64>,
+) -> Res<(u64, u64, bool)> {
+    let mut geoms = Vec::new();
+    for (i, &(size, ways, line)) in caches.iter().enumerate() {
+        let g = tl::CacheGeometry { size, ways, line };
+        g.check()
+            .map_err(|m| tl::ConfigError::at(format!("caches[{i}]"), m))?;
+        geoms.push(g);
+    }
+    let f = py.allow_threads(|| {
+        tl::filter_lackey(&log_path, fifo, &out_path, &geoms, instructions, limit)
+    })?;
+    Ok((f.accesses, f.requests, f.ended))
+}
+
 /// techs(overrides_json=None) -> str
 ///
 /// The technology catalog as a JSON list: the built-in one, or with a
@@ -545,6 +585,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(config_schema_error, m)?)?;
     m.add_function(wrap_pyfunction!(workload_error, m)?)?;
     m.add_function(wrap_pyfunction!(capture_start_failure, m)?)?;
+    m.add_function(wrap_pyfunction!(cache_geometry, m)?)?;
+    m.add_function(wrap_pyfunction!(filter_lackey, m)?)?;
     m.add_function(wrap_pyfunction!(human_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
     m.add_function(wrap_pyfunction!(trace_convert, m)?)?;

@@ -6,7 +6,7 @@ import argparse
 import shutil
 import sys
 
-from tierlab.cli._common import Files, existing_files
+from tierlab.cli._common import Files, err, existing_files
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -42,6 +42,20 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     cm.add_argument(
         "--instructions", action="store_true", help="count instruction fetches as reads"
     )
+    cm.add_argument(
+        "--cache",
+        action="append",
+        metavar="SIZE,WAYS,LINE",
+        help="filter the references through a cache level (bytes; repeat, nearest the CPU "
+        "first; Cachegrind's own: --cache 65536,2,64 --cache 262144,8,64): the trace is the "
+        "last level's misses, one request per missed line, written as memtrace",
+    )
+    cm.add_argument(
+        "--max-requests",
+        type=int,
+        metavar="N",
+        help="with --cache: stop the program once N requests are written",
+    )
     cm.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
 
 
@@ -60,27 +74,44 @@ def files(a: argparse.Namespace) -> Files:
 
 
 def handle(a: argparse.Namespace) -> int:
-    from tierlab.capture import capture_files, capture_memory, check_unit
+    from tierlab.capture import cache_geometry, capture_files, capture_memory, check_unit
 
     cmd = _cmd(a)
+    caches = None
     if a.capture_command == "files":
         check_unit(a.page_size, "--page-size", "strace")
         c = capture_files(cmd, a.output, page_size=a.page_size)
     else:
-        check_unit(a.unit, "--unit", "lackey")
-        c = capture_memory(cmd, a.output, unit=a.unit, instructions=a.instructions)
+        if a.cache is None and a.max_requests is not None:
+            return err("--max-requests: only with --cache (a capture below the caches)")
+        caches = None if a.cache is None else [cache_geometry(x) for x in a.cache]
+        if caches is None:
+            check_unit(a.unit, "--unit", "lackey")
+        elif a.max_requests is not None and a.max_requests < 1:
+            return err(f"--max-requests: {a.max_requests} is not a positive number")
+        c = capture_memory(
+            cmd,
+            a.output,
+            unit=a.unit,
+            instructions=a.instructions,
+            caches=caches,
+            max_requests=a.max_requests,
+        )
     s = c.stats
     print(
         f"captured {s['requests']:,} requests ({s['reads']:,} reads, {s['writes']:,} writes, "
         f"{s['deletes']:,} deletes; {s['unique_keys']:,} keys) to {c.output}",
         file=sys.stderr,
     )
-    if not str(c.output).endswith((".strace", ".lackey")) and (s["writes"] or s["deletes"]):
+    if c.stopped:
+        print(f"note: the program was stopped at {a.max_requests:,} requests", file=sys.stderr)
+    kept = caches is not None or str(c.output).endswith((".strace", ".lackey", ".memtrace"))
+    if not kept and (s["writes"] or s["deletes"]):
         print(
             "note: oracleGeneral has no operation field: writes and deletes were written "
             "as reads (name the output .strace / .lackey to keep them)",
             file=sys.stderr,
         )
-    if c.exit_code != 0:
+    if c.exit_code != 0 and not c.stopped:
         print(f"note: the program exited with status {c.exit_code}", file=sys.stderr)
     return 0

@@ -42,6 +42,13 @@ pub const HUGE: u64 = 1 << 63;
 /// (every touched page has `table::TOUCHED`, with or without it).
 const ON_SWAP: u8 = 2;
 
+/// A page's state bit: resident, read ahead and not referenced since (its
+/// first reference is a minor fault; evicted with it, it was read for
+/// nothing). A bit of the entry the reference looks up anyway, where a
+/// hashed set of such pages cost two hash operations per page a
+/// read-ahead brought in (the S5 reproduction's read-ahead storms).
+const UNMAPPED: u8 = 4;
+
 /// What a page reference cost the pager.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Fault {
@@ -82,8 +89,6 @@ pub struct Paging {
     /// and, while resident, its slot (vm/table.rs): a reference looks its
     /// page up once, not in the tier's index and a map of bits.
     table: PageTable,
-    /// Resident pages read ahead and not referenced since.
-    unmapped: KeySet,
     /// Victims of the current reference (their translations are shot down).
     pub victims: Vec<u64>,
     /// Multilevel main memory (run/tiered.rs): every page that left
@@ -153,7 +158,6 @@ impl Paging {
             window: Window::new(c.read_ahead_mode, c.read_ahead),
             page: c.page_bytes() as u32,
             table: PageTable::new(),
-            unmapped: KeySet::default(),
             victims: Vec::new(),
             gone: None,
             last: (NO_PAGE, 0),
@@ -300,13 +304,14 @@ impl Paging {
         if let Some(pool) = &mut self.pool {
             pool.remote.remove(&key);
         }
-        self.table.set_slot(key, None);
-        if dirty {
+        let add = if dirty {
             self.swap_outs += 1;
             self.tier.c.writebacks += 1;
-            self.table.set_bits(key, ON_SWAP);
-        }
-        if !self.unmapped.is_empty() && self.unmapped.remove(&key) {
+            ON_SWAP
+        } else {
+            0
+        };
+        if self.table.leave(key, add, UNMAPPED) & UNMAPPED != 0 {
             self.read_ahead_unused += 1;
         }
     }
@@ -352,9 +357,9 @@ impl Paging {
             if let Some(pool) = &mut self.pool {
                 pool.remote.remove(&k);
             }
-            self.unmapped.remove(&k);
         }
-        // (Its resident pages' entries go with the rest.)
+        // (Its resident pages' entries, their state bits with them, go with
+        // the rest.)
         self.released_pages += self.table.drop_where(VPN_BITS, pi as u64);
         self.last.0 = NO_PAGE;
         self.shrink();
@@ -469,13 +474,6 @@ impl Paging {
         bits & ON_SWAP != 0 || self.first_touch == FirstTouch::Swap
     }
 
-    /// Whether the device holds `key` when it is not resident.
-    #[inline]
-    fn on_device(&mut self, key: u64) -> bool {
-        let bits = self.table.bits(key);
-        self.on_device_bits(bits)
-    }
-
     /// The page the last reference hit, resident and mapped, while no page
     /// has entered or left memory since (else no page).
     #[inline(always)]
@@ -557,7 +555,8 @@ impl Paging {
                 self.store.set_dirty(slot, true);
             }
             self.tier.c.hits += 1;
-            if !self.unmapped.is_empty() && self.unmapped.remove(&key) {
+            if self.table.bits_at(i) & UNMAPPED != 0 {
+                self.table.clear_bits_at(i, UNMAPPED);
                 self.minor_faults += 1;
                 self.window.hit();
                 return Fault {
@@ -587,7 +586,7 @@ impl Paging {
         if self.on_device_bits(bits) {
             f.major = true;
             self.major_faults += 1;
-            self.insert(&req, write, &mut f);
+            self.insert(&req, write, &mut f, i);
             f.pages_read = 1;
             if self.window.max() > 1 && key & HUGE == 0 {
                 self.read_around(key, &mut f);
@@ -598,7 +597,7 @@ impl Paging {
             // the zero page and has nothing to save).
             f.minor = true;
             self.minor_faults += 1;
-            self.insert(&req, write, &mut f);
+            self.insert(&req, write, &mut f, i);
         }
         if self.ratio > 0 {
             self.promote_full_regions(&mut f);
@@ -637,8 +636,7 @@ impl Paging {
                     .lookup(&self.store, k)
                     .expect("a full region's pages are resident");
                 self.tier.remove(&mut self.store, slot);
-                self.table.set_slot(k, None);
-                self.unmapped.remove(&k);
+                self.table.leave(k, 0, UNMAPPED);
                 self.victims.push(k);
                 if let Some(g) = &mut self.gone {
                     g.push(k);
@@ -646,13 +644,14 @@ impl Paging {
             }
             self.promoted.insert(h);
             self.promotions += 1;
-            self.table.touch(h);
+            let i = self.table.index(h);
+            self.table.touch_at(i);
             let req = Request {
                 key: h,
                 size: self.page * self.ratio as u32,
                 ..Request::default()
             };
-            self.insert(&req, true, f);
+            self.insert(&req, true, f, i);
         }
     }
 
@@ -669,7 +668,14 @@ impl Paging {
             if n >= room {
                 break;
             }
-            if k == key || self.table.slot(k).is_some() || !self.on_device(k) {
+            if k == key {
+                continue;
+            }
+            // One lookup of the page's entry for its checks, its touch and
+            // its placing (the insertion's victims have entries already, so
+            // looking theirs up makes none and `i` stays the page's).
+            let i = self.table.index(k);
+            if self.table.slot_at(i).is_some() || !self.on_device_bits(self.table.bits_at(i)) {
                 continue;
             }
             if !self.room_for_read_ahead() {
@@ -680,18 +686,20 @@ impl Paging {
                 size: self.page,
                 ..Request::default()
             };
-            self.table.touch(k);
-            self.insert(&req, false, f);
-            self.unmapped.insert(k);
+            self.table.touch_at(i);
+            self.table.set_bits_at(i, UNMAPPED);
+            self.insert(&req, false, f, i);
             n += 1;
         }
         f.pages_read += n as u32;
         self.read_ahead_pages += n;
     }
 
-    fn insert(&mut self, req: &Request, dirty: bool, f: &mut Fault) {
+    /// Places page `req.key` (touched; its page table entry at `i`) in
+    /// memory, evicting what the policy picks.
+    fn insert(&mut self, req: &Request, dirty: bool, f: &mut Fault, i: usize) {
         if self.pressure.is_some() {
-            return self.insert_under_pressure(req, dirty, f);
+            return self.insert_under_pressure(req, dirty, f, i);
         }
         let mut out: [Option<Victim>; 2] = [None, None];
         let mut more = Vec::new();
@@ -713,13 +721,6 @@ impl Paging {
                 self.full.push(r);
             }
         }
-        // The page's slot (none if the tier refused it), after its victims
-        // left: one of theirs may be the slot it took.
-        for v in out.iter().flatten().chain(&more) {
-            self.table.set_slot(v.key, None);
-        }
-        let slot = self.tier.lookup(&self.store, req.key);
-        self.table.set_slot(req.key, slot);
         for v in out.into_iter().flatten().chain(more) {
             self.victims.push(v.key);
             if let Some(g) = &mut self.gone {
@@ -738,16 +739,23 @@ impl Paging {
                     }
                 }
             }
-            if v.dirty {
+            let add = if v.dirty {
                 f.swap_outs += 1;
                 self.swap_outs += 1;
                 self.tier.c.writebacks += 1;
-                self.table.set_bits(v.key, ON_SWAP);
-            }
-            if !self.unmapped.is_empty() && self.unmapped.remove(&v.key) {
+                ON_SWAP
+            } else {
+                0
+            };
+            // Its entry: no slot, the swap copy's bit, no longer unmapped.
+            if self.table.leave(v.key, add, UNMAPPED) & UNMAPPED != 0 {
                 self.read_ahead_unused += 1;
             }
         }
+        // The page's slot (none if the tier refused it), after its victims
+        // left: one of theirs may be the slot it took.
+        let slot = self.tier.lookup(&self.store, req.key);
+        self.table.set_slot_at(i, slot);
     }
 
     /// [`Paging::insert`] under `[vm.pressure]`: room is made before (the
@@ -755,14 +763,14 @@ impl Paging {
     /// Apart, so that the serial loop's insertion carries one test for it.
     #[cold]
     #[inline(never)]
-    fn insert_under_pressure(&mut self, req: &Request, dirty: bool, f: &mut Fault) {
+    fn insert_under_pressure(&mut self, req: &Request, dirty: bool, f: &mut Fault, i: usize) {
         self.allocate(f);
         self.tier
             .insert(&mut self.store, None, req, dirty, false, |_| {
                 debug_assert!(false, "under pressure the tier never evicts itself")
             });
         let slot = self.tier.lookup(&self.store, req.key);
-        self.table.set_slot(req.key, slot);
+        self.table.set_slot_at(i, slot);
         self.placed(req.key);
     }
 }

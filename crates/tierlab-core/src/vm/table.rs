@@ -69,6 +69,11 @@ pub struct PageTable {
     spill: Vec<u64>,
     /// The last leaf looked up and its first entry.
     last: (u64, u32),
+    /// The leaf looked up before `last`: a read-ahead storm alternates
+    /// between the faulting cluster's leaf and its victims' (older
+    /// clusters'), which one cached leaf sent to the directory's hash on
+    /// every page.
+    prev: (u64, u32),
     /// Pages touched (entries not [`UNTOUCHED`]).
     len: u64,
 }
@@ -77,6 +82,7 @@ impl PageTable {
     pub fn new() -> Self {
         PageTable {
             last: (NO_LEAF, 0),
+            prev: (NO_LEAF, 0),
             ..Self::default()
         }
     }
@@ -101,6 +107,10 @@ impl PageTable {
     fn index_slow(&mut self, key: u64) -> usize {
         let leaf = key >> LEAF_BITS;
         let low = (key as usize) & (LEAF - 1);
+        if leaf == self.prev.0 {
+            std::mem::swap(&mut self.last, &mut self.prev);
+            return self.last.1 as usize + low;
+        }
         let base = match self.dir.get(leaf) {
             Some(b) => b,
             None => match self.spilled.get(key) {
@@ -111,6 +121,7 @@ impl PageTable {
                 },
             },
         };
+        self.prev = self.last;
         self.last = (leaf, base);
         base as usize + low
     }
@@ -201,6 +212,7 @@ impl PageTable {
     }
 
     /// Marks `key` touched; returns its bits before.
+    #[cfg(test)]
     #[inline]
     pub fn touch(&mut self, key: u64) -> u8 {
         let i = self.index(key);
@@ -208,6 +220,7 @@ impl PageTable {
     }
 
     /// `key`'s state bits (0: never touched).
+    #[cfg(test)]
     #[inline]
     pub fn bits(&mut self, key: u64) -> u8 {
         let i = self.index(key);
@@ -222,6 +235,7 @@ impl PageTable {
     }
 
     /// Adds state bits to touched `key`.
+    #[cfg(test)]
     #[inline]
     pub fn set_bits(&mut self, key: u64, bits: u8) {
         let i = self.index(key);
@@ -229,7 +243,47 @@ impl PageTable {
         *self.at_mut(i) |= (bits as u64) << BITS_SHIFT;
     }
 
+    /// Removes state bits `bits` from the entry at `i` (touched); returns
+    /// its bits before.
+    #[inline(always)]
+    pub fn clear_bits_at(&mut self, i: usize, bits: u8) -> u8 {
+        let e = self.at_mut(i);
+        let before = (*e >> BITS_SHIFT) as u8;
+        *e &= !((bits as u64) << BITS_SHIFT);
+        before
+    }
+
+    /// Adds state bits to the touched page at `i`.
+    #[inline(always)]
+    pub fn set_bits_at(&mut self, i: usize, bits: u8) {
+        debug_assert_ne!(self.at(i), UNTOUCHED, "only a touched page gets bits");
+        *self.at_mut(i) |= (bits as u64) << BITS_SHIFT;
+    }
+
+    /// Touched `key` left memory: no slot, state bits `add` added and
+    /// `clear` removed, in one lookup; returns its bits before.
+    #[inline]
+    pub fn leave(&mut self, key: u64, add: u8, clear: u8) -> u8 {
+        let i = self.index(key);
+        debug_assert_ne!(self.at(i), UNTOUCHED, "only a touched page leaves");
+        let e = self.at_mut(i);
+        let before = (*e >> BITS_SHIFT) as u8;
+        let bits = (before | add) & !clear;
+        *e = ((bits as u64) << BITS_SHIFT) | NO_SLOT;
+        before
+    }
+
+    /// The touched page at `i` is resident in `slot` (None: not resident).
+    #[inline(always)]
+    pub fn set_slot_at(&mut self, i: usize, slot: Option<u32>) {
+        debug_assert_ne!(self.at(i), UNTOUCHED, "only a touched page is placed");
+        let s = slot.map_or(NO_SLOT, u64::from);
+        let e = self.at_mut(i);
+        *e = (*e & !NO_SLOT) | s;
+    }
+
     /// Touched `key` is resident in `slot` (None: not resident).
+    #[cfg(test)]
     #[inline]
     pub fn set_slot(&mut self, key: u64, slot: Option<u32>) {
         let i = self.index(key);

@@ -1,10 +1,12 @@
 #!/bin/sh
 # Remakes the memory traces `tierlab reproduce s5` pages (docs/reproduce-s5.md,
-# "Paging", the capture rule): Debian programs that stand in for S5's five
-# desktop programs, run under Valgrind lackey as `tierlab capture memory`
-# runs it (data references only), cut to S5 Table 1's reference count at
-# the window whose footprint is nearest the row's (s5_window.py), converted
-# to memtrace and compressed with zstd. Inputs are generated here, seeded.
+# "Paging", rules P3 and P4): Debian programs that stand in for S5's five
+# desktop programs, run under Valgrind lackey with their data references
+# filtered through Cachegrind's default caches (`tierlab capture memory
+# --cache`: D1 64 KiB 2-way, LL 256 KiB 8-way, 64-byte lines; the trace is
+# the last level's misses), cut to S5 Table 1's reference count at the
+# window whose footprint is nearest the row's (s5_window.py), and
+# compressed with zstd. Inputs are generated here, seeded.
 #
 #   sh make-s5-traces.sh               # all five
 #   sh make-s5-traces.sh djpeg flac    # some
@@ -15,8 +17,8 @@
 # (the Makefile's `make deps` installs them). Writes beside this script
 # (or to $S5_TRACES_OUT),
 # with NAME.window.json (the windows read and the one chosen) beside each
-# trace. Valgrind is stopped once 8 N references are read: minutes of CPU
-# per program, not the whole run.
+# trace. The program is stopped once 8 N misses are written (or runs to
+# its end if it makes fewer).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 out=${S5_TRACES_OUT:-$here}
@@ -99,17 +101,11 @@ make-microsoft-freecell-board -t 37 > deal37.txt
 capture() {
     name=$1 refs=$2 pages=$3
     shift 3
-    rm -f "$work/$name.fifo"
-    mkfifo "$work/$name.fifo"
-    valgrind --tool=lackey --trace-mem=yes -q --log-file="$work/$name.fifo" "$@" \
-        > /dev/null 2>&1 &
-    vg=$!
-    python3 "$here/s5_window.py" "$work/$name.fifo" --refs "$refs" --pages "$pages" \
-        -o "$work/$name.lackey" > "$out/$name.window.json"
-    kill "$vg" 2> /dev/null || true
-    wait "$vg" 2> /dev/null || true
-    tierlab trace convert "$work/$name.lackey" "$work/$name.memtrace"
-    zstd -q -19 -f "$work/$name.memtrace" -o "$out/$name.memtrace.zst"
+    tierlab capture memory --cache 65536,2,64 --cache 262144,8,64 \
+        --max-requests $((8 * refs)) -o "$work/$name.memtrace" -- "$@" > /dev/null
+    python3 "$here/s5_window.py" "$work/$name.memtrace" --refs "$refs" --pages "$pages" \
+        -o "$work/$name.window.memtrace" > "$out/$name.window.json"
+    zstd -q -19 -f "$work/$name.window.memtrace" -o "$out/$name.memtrace.zst"
 }
 
 all="fc-solve vim djpeg pdftoppm flac"

@@ -1,10 +1,15 @@
-"""Cuts S5's window out of a Valgrind lackey log (docs/reproduce-s5.md,
-"Paging", the window rule): of the windows of N data references that
-start at a multiple of N/4 within the log's first 8 N data references,
-the one whose footprint in distinct 4 KiB pages is nearest to the row's
-footprint (the earliest of equals).
+"""Cuts S5's window out of a memory trace (docs/reproduce-s5.md,
+"Paging", the window rule): of the windows of N references that start at
+a multiple of N/4 within the trace's first 8 N references, the one whose
+footprint in distinct 4 KiB pages is nearest to the row's footprint (the
+earliest of equals).
 
+    python3 s5_window.py TRACE.memtrace --refs N --pages P -o WINDOW.memtrace
     python3 s5_window.py LOG --refs N --pages P -o WINDOW.lackey
+
+A memtrace (rule P4: the last-level cache's misses, as ``tierlab capture
+memory --cache`` writes them) is cut record by record. A lackey log (rule
+P3, the captures before P4) is read as follows.
 
 LOG may be a FIFO that Valgrind writes (``--log-file=FIFO``): it is read
 once, up to its first 8 N data references, and the script then stops
@@ -61,6 +66,26 @@ def _read(log: Path, keep: Path, limit: int) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros((0, 2), dtype=np.uint64)
 
 
+#: tierlab's memtrace: an 8-byte magic, then 16-byte records (byte
+#: address u64, pid u32, size u16, op u8, a zero byte), little-endian.
+MAGIC = b"TLMEMTR1"
+RECORD = np.dtype([("addr", "<u8"), ("pid", "<u4"), ("size", "<u2"), ("op", "u1"), ("pad", "u1")])
+
+
+def is_memtrace(path: Path) -> bool:
+    with path.open("rb") as f:
+        return f.read(len(MAGIC)) == MAGIC
+
+
+def read_memtrace(path: Path, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``limit`` records of a memtrace and the first and last
+    page of each (shape (refs, 2))."""
+    recs = np.fromfile(path, dtype=RECORD, count=limit, offset=len(MAGIC))
+    first = recs["addr"] >> np.uint64(PAGE_SHIFT)
+    end = recs["addr"] + np.maximum(recs["size"], 1).astype(np.uint64) - np.uint64(1)
+    return recs, np.stack([first, end >> np.uint64(PAGE_SHIFT)], axis=1)
+
+
 def footprint(pages: np.ndarray) -> int:
     """Distinct pages of a window (both pages of a spanning reference)."""
     return int(np.unique(pages.ravel()).size)
@@ -95,14 +120,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pages", type=int, required=True, help="the row's footprint, 4 KiB pages")
     ap.add_argument("-o", "--out", type=Path, required=True)
     a = ap.parse_args(argv)
-    kept = a.out.with_name(a.out.name + ".read")
-    try:
-        pages = _read(a.log, kept, PREFIX * a.refs)
+    if is_memtrace(a.log):
+        recs, pages = read_memtrace(a.log, PREFIX * a.refs)
         skip, cands = choose(pages, a.refs, a.pages)
         window = pages[skip : skip + a.refs]
-        cut(kept, a.out, skip, a.refs)
-    finally:
-        kept.unlink(missing_ok=True)
+        with a.out.open("wb") as w:
+            w.write(MAGIC)
+            recs[skip : skip + a.refs].tofile(w)
+    else:
+        kept = a.out.with_name(a.out.name + ".read")
+        try:
+            pages = _read(a.log, kept, PREFIX * a.refs)
+            skip, cands = choose(pages, a.refs, a.pages)
+            window = pages[skip : skip + a.refs]
+            cut(kept, a.out, skip, a.refs)
+        finally:
+            kept.unlink(missing_ok=True)
     print(
         json.dumps(
             {

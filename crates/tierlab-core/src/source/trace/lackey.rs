@@ -41,9 +41,26 @@ impl LackeyReader {
         instructions: bool,
         skip_bad: bool,
     ) -> Result<Self, TraceError> {
-        let lines = Lines::open(path, skip_bad)?;
+        Ok(Self::with_lines(
+            Lines::open(path, skip_bad)?,
+            unit,
+            instructions,
+        ))
+    }
+
+    /// [`LackeyReader::open`] on a FIFO Valgrind writes as the program
+    /// runs ([`Lines::open_fifo`]).
+    pub fn open_fifo(path: &Path, unit: u32, instructions: bool) -> Result<Self, TraceError> {
+        Ok(Self::with_lines(
+            Lines::open_fifo(path, false)?,
+            unit,
+            instructions,
+        ))
+    }
+
+    fn with_lines(lines: Lines, unit: u32, instructions: bool) -> Self {
         let limits = lines.limits;
-        Ok(TextReader::new(
+        TextReader::new(
             lines,
             LackeyParser {
                 limits,
@@ -53,7 +70,7 @@ impl LackeyReader {
                 count: 0,
                 pending: None,
             },
-        ))
+        )
     }
 }
 

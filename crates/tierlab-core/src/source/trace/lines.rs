@@ -128,6 +128,31 @@ impl Lines {
         })
     }
 
+    /// [`Lines::open`] for a stream a tracer is writing as it runs (a
+    /// FIFO that `tierlab capture` made): read once, front to back, so
+    /// not refused as a trace file that is not a regular file is
+    /// ([`open_file`]); never zstd. Opening a FIFO waits for its writer.
+    pub fn open_fifo(path: &Path, skip_bad: bool) -> Result<Self, TraceError> {
+        let limits = Limits::get().map_err(|m| TraceError::io(path, std::io::Error::other(m)))?;
+        let f = std::fs::File::open(path).map_err(|e| TraceError::io(path, e))?;
+        let located = Located {
+            inner: f,
+            offset: 0,
+            compressed: None,
+        };
+        Ok(Lines {
+            path: path.to_path_buf(),
+            input: Box::new(BufReader::with_capacity(1 << 20, located)),
+            buf: Vec::with_capacity(256),
+            lineno: 0,
+            skipped: 0,
+            skip_bad,
+            limits,
+            offset: 0,
+            next: 0,
+        })
+    }
+
     /// Reads the next line into `buf`; false at the end. A line longer
     /// than [`Limits::line`] is an error at its offset: it is never held
     /// whole (`/dev/zero` read as text has no line end at all).

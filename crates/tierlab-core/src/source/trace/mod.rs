@@ -2,6 +2,7 @@
 //! [`crate::source::synth`], behind one streaming trait. A trace is never loaded whole.
 
 pub mod capture;
+pub mod cpu_caches;
 pub mod csv;
 pub mod lackey;
 pub mod limits;
