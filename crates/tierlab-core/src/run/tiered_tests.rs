@@ -130,7 +130,17 @@ fn two_equal_nodes_cost_only_their_migrations() {
     let copy = c.read(4096).max(c.write(4096));
     let moves = (t.promotions + t.demotions) as f64;
     assert_eq!(t.overhead.migrations_ns, moves * (copy + 1500.0));
-    assert_eq!(t.overhead.total_ns, t.overhead.migrations_ns);
+    // Plus HeMem's samples at the default sample_ns.
+    let sample = crate::vm::migrate::CostConfig::default().sample_ns.0;
+    assert!(sample > 0.0);
+    assert_eq!(
+        t.overhead.samples_ns,
+        t.policy_report.samples as f64 * sample
+    );
+    assert_eq!(
+        t.overhead.total_ns,
+        t.overhead.migrations_ns + t.overhead.samples_ns
+    );
     assert_eq!(t.time_ns, t.all_fast_time_ns + t.overhead.total_ns);
     assert_eq!(t.migration_bytes, (t.promotions + t.demotions) * 4096);
 }
