@@ -4,45 +4,20 @@
 //! never serves more than its time; the all-fast second pass is the run of
 //! one node of all the frames; same seed, same result.
 
+use super::tests::{node, text, tiered};
 use crate::config::Config;
 use crate::cost::AccessCost;
 use crate::run::Runner;
 use crate::stats::RunResult;
-use crate::vm::tiered_result::TieredResult;
 
 fn run(text: &str) -> RunResult {
     Runner::run(&Config::from_toml_str(text).unwrap_or_else(|e| panic!("{e}"))).unwrap()
 }
 
-fn tiered(r: &RunResult) -> &TieredResult {
-    r.tiered.as_ref().expect("a tiered run")
-}
-
-fn node(name: &str, tech: &str, capacity: &str) -> String {
-    format!("[[vm.node]]\nname = \"{name}\"\ntech = \"{tech}\"\ncapacity = \"{capacity}\"\n")
-}
-
-/// One process: a moving hot set of 4,000 pages, `rest` after `[vm]`.
+/// One process: the serial tests' moving hot set (`write_ratio` 0.25),
+/// `rest` after `[vm]`.
 fn hotset(rest: &str) -> String {
-    format!(
-        r#"
-[workload]
-type = "hotset"
-seed = 7
-[workload.hotset]
-pages = 4000
-requests = 200000
-hot_share = 0.05
-move_every = 20000
-write_ratio = 0.25
-[backing]
-tech = "PCM-SLC"
-[vm]
-page_size = "4KiB"
-tlb = {{ entries = 64 }}
-{rest}
-"#
-    )
+    text(0.25, rest)
 }
 
 /// Four programs at once (the `multiprogram` generator's default mix,

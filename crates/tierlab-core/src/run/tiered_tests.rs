@@ -23,7 +23,7 @@ fn config_w(write_ratio: f64, rest: &str) -> Config {
     Config::from_toml_str(&text(write_ratio, rest)).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn text(write_ratio: f64, rest: &str) -> String {
+pub(super) fn text(write_ratio: f64, rest: &str) -> String {
     format!(
         r#"
 [workload]
@@ -49,13 +49,13 @@ fn run(rest: &str) -> RunResult {
     Runner::run(&config(rest)).unwrap()
 }
 
-fn tiered(r: &RunResult) -> &TieredResult {
+pub(super) fn tiered(r: &RunResult) -> &TieredResult {
     r.tiered
         .as_ref()
         .expect("a run with nodes has a tiered object")
 }
 
-fn node(name: &str, tech: &str, capacity: &str) -> String {
+pub(super) fn node(name: &str, tech: &str, capacity: &str) -> String {
     format!("[[vm.node]]\nname = \"{name}\"\ntech = \"{tech}\"\ncapacity = \"{capacity}\"\n")
 }
 

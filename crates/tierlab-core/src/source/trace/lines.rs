@@ -115,9 +115,19 @@ impl<R: Read> Read for Located<R> {
 impl Lines {
     pub fn open(path: &Path, skip_bad: bool) -> Result<Self, TraceError> {
         let limits = Limits::get().map_err(|m| TraceError::io(path, std::io::Error::other(m)))?;
-        Ok(Lines {
+        Ok(Self::over(path, open_stream(path)?, skip_bad, limits))
+    }
+
+    /// Lines read from `input` (buffered), the trace at `path`.
+    fn over(
+        path: &Path,
+        input: impl std::io::Read + Send + 'static,
+        skip_bad: bool,
+        limits: Limits,
+    ) -> Self {
+        Lines {
             path: path.to_path_buf(),
-            input: Box::new(BufReader::with_capacity(1 << 20, open_stream(path)?)),
+            input: Box::new(BufReader::with_capacity(1 << 20, input)),
             buf: Vec::with_capacity(256),
             lineno: 0,
             skipped: 0,
@@ -125,7 +135,7 @@ impl Lines {
             limits,
             offset: 0,
             next: 0,
-        })
+        }
     }
 
     /// [`Lines::open`] for a stream a tracer is writing as it runs (a
@@ -140,17 +150,7 @@ impl Lines {
             offset: 0,
             compressed: None,
         };
-        Ok(Lines {
-            path: path.to_path_buf(),
-            input: Box::new(BufReader::with_capacity(1 << 20, located)),
-            buf: Vec::with_capacity(256),
-            lineno: 0,
-            skipped: 0,
-            skip_bad,
-            limits,
-            offset: 0,
-            next: 0,
-        })
+        Ok(Self::over(path, located, skip_bad, limits))
     }
 
     /// Reads the next line into `buf`; false at the end. A line longer
