@@ -823,3 +823,100 @@ def test_ctrl_c_stops_an_in_process_sweep(tmp_path: Path) -> None:
     assert err.strip().splitlines() == ["interrupted"], err
     assert 1 <= len(_rows(store)) < 6
     assert stopped_in < 5.0
+
+
+# --------------------------------------------------------------------------
+# a local cluster that loses its workers
+# --------------------------------------------------------------------------
+
+LOSES_WORKERS = """\
+import os, signal, sys, threading, time
+import tierlab, tierlab._sweep
+
+tierlab._sweep.WORKERLESS_S = 3.0
+
+
+def workers():
+    # This process's children that run a Dask worker (not the resource tracker).
+    me = str(os.getpid())
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{{pid}}/stat") as f:
+                ppid = f.read().rsplit(")", 1)[1].split()[1]
+            with open(f"/proc/{{pid}}/cmdline", "rb") as f:
+                cmd = f.read()
+        except (OSError, IndexError):
+            continue
+        if ppid == me and b"spawn_main" in cmd:
+            yield int(pid)
+
+
+stop = threading.Event()
+
+
+def kill_every_worker():
+    # Each worker the nanny starts again dies before it can take a point,
+    # as on a machine where no restart succeeds.
+    while not stop.is_set():
+        for pid in workers():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.02)
+
+
+def progress(done, failed, total):
+    if done == 1 and not failed:
+        threading.Thread(target=kill_every_worker, daemon=True).start()
+
+
+if __name__ == "__main__":
+    t0 = time.monotonic()
+    r = tierlab.sweep({exp!r}, store={store!r}, workers=1, in_process=False, progress=progress)
+    stop.set()
+    print(r.done, r.failed, round(time.monotonic() - t0))
+    print(*r.errors, sep="\\n")
+"""
+
+
+def test_a_sweep_whose_local_cluster_lost_its_workers_ends(tmp_path: Path) -> None:
+    """Regression: a full-scale `tierlab reproduce s1` at load 9 sat idle for
+    45 minutes with no worker process left (each had exited and none was
+    restarted) until killed: Dask waits for a worker forever. A local
+    cluster without a worker for WORKERLESS_S ends the sweep, its points not
+    run reported failed, and the store keeps the ones that finished."""
+    axis = '[[axis]]\nkey = "tier[0].capacity"\nrange = { from = "1%", to = "12%", step = "1%" }\n'
+    # ~0.3 s per point: the first finishes well before the twelfth.
+    text = experiment("lost", axis).replace("requests = 20000", "requests = 2_000_000")
+    exp = tmp_path / "lost.toml"
+    exp.write_text(text.replace("objects = 2000", "objects = 200_000"))
+    store = tmp_path / "lost.sqlite"
+    script = tmp_path / "lose.py"
+    script.write_text(LOSES_WORKERS.format(exp=str(exp), store=str(store)))
+    p = subprocess.Popen(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = p.communicate(timeout=180)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        pytest.fail("the sweep did not end after its workers were lost")
+    assert p.returncode == 0, err
+    first, *errors = out.strip().splitlines()
+    done, failed, _seconds = (int(x) for x in first.split())
+    assert done >= 1 and failed >= 1 and done + failed == 12, out
+    lost = [e for e in errors if "the local Dask cluster had no worker for 3 s" in e]
+    assert lost and len(errors) == failed, out
+    db = sqlite3.connect(store)
+    try:
+        statuses = [s for (s,) in db.execute("SELECT status FROM runs")]
+    finally:
+        db.close()
+    assert statuses.count("ok") == done and statuses.count("error") == failed

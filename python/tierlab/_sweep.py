@@ -58,6 +58,15 @@ _PATHS_SHOWN = 24
 #: of the examples' points.
 IN_PROCESS_POINTS = 8
 
+#: A local cluster with no worker for this many seconds, points still to
+#: run, ends its sweep. Dask's nanny restarts a worker process that exits;
+#: a restart that fails (on a machine too loaded to start one in time, say)
+#: leaves the cluster without it, and a sweep whose workers were all lost
+#: waited forever, idle (a full-scale `tierlab reproduce s1` at load 9).
+WORKERLESS_S = 60.0
+#: How often the driver looks for finished points and lost workers.
+_POLL_S = 2.0
+
 
 class _Stopped(Exception):
     """Raised by an in-process point's progress callback when the sweep
@@ -409,8 +418,11 @@ def _run_on_cluster(
     finished: Callable[[Point, dict[str, Any]], None],
 ) -> None:
     """The points on a Dask cluster (an existing one, or a local one started
-    and stopped here), ``finished`` called in this thread as each ends."""
-    from distributed import as_completed
+    and stopped here), ``finished`` called in this thread as each ends. A
+    local cluster left without a worker for ``WORKERLESS_S`` seconds ends
+    the sweep: its points not run are reported failed (the next sweep of
+    the store runs them), where Dask would wait for a worker forever."""
+    from distributed import wait
 
     with client_for(scheduler, workers, len(todo)) as client:
         futures = {}
@@ -424,14 +436,40 @@ def _run_on_cluster(
                 pure=False,
             )
             futures[f.key] = (f, p)
+        left = [f for f, _ in futures.values()]
+        workerless_since: float | None = None
         try:
-            for f in as_completed([f for f, _ in futures.values()]):
-                _, p = futures[f.key]
+            while left:
                 try:
-                    result = f.result()
-                except Exception as e:  # a worker died or the cluster failed
-                    result = {"status": "error", "error": f"{type(e).__name__}: {e}"}
-                finished(p, result)
+                    done, rest = wait(left, timeout=_POLL_S, return_when="FIRST_COMPLETED")
+                except TimeoutError:
+                    done, rest = set(), set(left)
+                for f in [f for f in left if f in done]:  # in submission order
+                    _, p = futures[f.key]
+                    try:
+                        result = f.result()
+                    except Exception as e:  # a worker died or the cluster failed
+                        result = {"status": "error", "error": f"{type(e).__name__}: {e}"}
+                    finished(p, result)
+                left = [f for f in left if f in rest]
+                if not left or scheduler is not None:
+                    continue
+                if client.nthreads():
+                    workerless_since = None
+                    continue
+                now = time.monotonic()
+                if workerless_since is None:
+                    workerless_since = now
+                elif now - workerless_since >= WORKERLESS_S:
+                    client.cancel(left)
+                    lost = (
+                        f"the local Dask cluster had no worker for {WORKERLESS_S:g} s "
+                        "(each worker process exited and none was restarted); run the "
+                        "sweep again to run this point"
+                    )
+                    for f in left:
+                        finished(futures[f.key][1], {"status": "error", "error": lost})
+                    return
         except BaseException:
             client.cancel([f for f, _ in futures.values()])
             raise

@@ -4,9 +4,9 @@
 # desktop programs, run under Valgrind lackey with their data references
 # filtered through Cachegrind's default caches (`tierlab capture memory
 # --cache`: D1 64 KiB 2-way, LL 256 KiB 8-way, 64-byte lines; the trace is
-# the last level's misses), cut to S5 Table 1's reference count at the
-# window whose footprint is nearest the row's (s5_window.py), and
-# compressed with zstd. Inputs are generated here, seeded.
+# the last level's misses), cut to S5 Table 1's reference count: the
+# program's first N misses (s5_window.py --prefix 1, rule P4 as amended),
+# and compressed with zstd. Inputs are generated here, seeded.
 #
 #   sh make-s5-traces.sh               # all five
 #   sh make-s5-traces.sh djpeg flac    # some
@@ -17,7 +17,7 @@
 # (the Makefile's `make deps` installs them). Writes beside this script
 # (or to $S5_TRACES_OUT),
 # with NAME.window.json (the windows read and the one chosen) beside each
-# trace. The program is stopped once 8 N misses are written (or runs to
+# trace. The program is stopped once N misses are written (or runs to
 # its end if it makes fewer).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -102,9 +102,9 @@ capture() {
     name=$1 refs=$2 pages=$3
     shift 3
     tierlab capture memory --cache 65536,2,64 --cache 262144,8,64 \
-        --max-requests $((8 * refs)) -o "$work/$name.memtrace" -- "$@" > /dev/null
+        --max-requests "$refs" -o "$work/$name.memtrace" -- "$@" > /dev/null
     python3 "$here/s5_window.py" "$work/$name.memtrace" --refs "$refs" --pages "$pages" \
-        -o "$work/$name.window.memtrace" > "$out/$name.window.json"
+        --prefix 1 -o "$work/$name.window.memtrace" > "$out/$name.window.json"
     zstd -q -19 -f "$work/$name.window.memtrace" -o "$out/$name.memtrace.zst"
 }
 

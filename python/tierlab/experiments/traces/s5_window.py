@@ -2,9 +2,10 @@
 "Paging", the window rule): of the windows of N references that start at
 a multiple of N/4 within the trace's first 8 N references, the one whose
 footprint in distinct 4 KiB pages is nearest to the row's footprint (the
-earliest of equals).
+earliest of equals). ``--prefix 1`` (rule P4's amendment) reads only the
+first N references: the window is the program's first N.
 
-    python3 s5_window.py TRACE.memtrace --refs N --pages P -o WINDOW.memtrace
+    python3 s5_window.py TRACE.memtrace --refs N --pages P [--prefix K] -o WINDOW.memtrace
     python3 s5_window.py LOG --refs N --pages P -o WINDOW.lackey
 
 A memtrace (rule P4: the last-level cache's misses, as ``tierlab capture
@@ -33,7 +34,8 @@ import numpy as np
 
 PAGE_SHIFT = 12
 CHUNK = 1 << 20
-#: Windows start within the first PREFIX x N references (the rule).
+#: Windows start within the first PREFIX x N references (rule P3; rule P4
+#: as amended reads the first N only, ``--prefix 1``).
 PREFIX = 8
 
 
@@ -118,10 +120,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("log", type=Path)
     ap.add_argument("--refs", type=int, required=True, help="N: the row's references")
     ap.add_argument("--pages", type=int, required=True, help="the row's footprint, 4 KiB pages")
+    ap.add_argument(
+        "--prefix", type=int, default=PREFIX, help="windows within the first K x N references"
+    )
     ap.add_argument("-o", "--out", type=Path, required=True)
     a = ap.parse_args(argv)
+    if a.prefix < 1:
+        ap.error(f"--prefix {a.prefix}: must be at least 1")
     if is_memtrace(a.log):
-        recs, pages = read_memtrace(a.log, PREFIX * a.refs)
+        recs, pages = read_memtrace(a.log, a.prefix * a.refs)
         skip, cands = choose(pages, a.refs, a.pages)
         window = pages[skip : skip + a.refs]
         with a.out.open("wb") as w:
@@ -130,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         kept = a.out.with_name(a.out.name + ".read")
         try:
-            pages = _read(a.log, kept, PREFIX * a.refs)
+            pages = _read(a.log, kept, a.prefix * a.refs)
             skip, cands = choose(pages, a.refs, a.pages)
             window = pages[skip : skip + a.refs]
             cut(kept, a.out, skip, a.refs)
