@@ -124,6 +124,58 @@ def test_memory_below_the_caches(tmp_path: Path) -> None:
     assert few.stopped and few.stats["requests"] == 50
 
 
+def test_sigterm_stops_a_capture_below_the_caches(tmp_path: Path) -> None:
+    """Regression: SIGTERM to `tierlab capture memory --cache` waited for
+    the traced program to end (the engine read Valgrind's log without
+    looking up): a busy loop that misses little kept it running for as long
+    as the loop did. It stops within seconds, says "terminated" and keeps
+    the misses written so far, as Ctrl-C does."""
+    import signal
+    import time
+
+    out = tmp_path / "loop.memtrace"
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tierlab.cli",
+            "capture",
+            "memory",
+            "--cache",
+            "65536,2,64",
+            "-o",
+            str(out),
+            "--",
+            "sh",
+            "-c",
+            "while :; do :; done",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        start_new_session=True,
+    )
+    try:
+        time.sleep(4)  # Valgrind started and the loop runs
+        assert p.poll() is None
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGTERM)  # to tierlab only, not to Valgrind
+        _, err = p.communicate(timeout=60)
+        took = time.monotonic() - t0
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 143, err
+    assert err.strip().splitlines()[-1] == "terminated", err
+    assert took < 30, took
+    assert out.exists() and (out.stat().st_size - 8) % 16 == 0
+    # Valgrind and the loop are gone with it.
+    left = subprocess.run(["pgrep", "-f", "while :; do :; done"], capture_output=True, text=True)
+    assert left.stdout.strip() == "", left.stdout
+
+
 def _cachegrind() -> bool:
     if shutil.which("valgrind") is None:
         return False

@@ -110,6 +110,23 @@ def test_window_of_a_memtrace(tmp_path: Path) -> None:
     s = tierlab.trace_stats(out)
     assert s["requests"] == 20 and s["writes"] == 10
     assert out.read_bytes() == s5_window.MAGIC + recs[:20].tobytes()
+    # Rule P4 as amended: the first N records only (--prefix 1), whatever
+    # the footprints of the later windows.
+    first = tmp_path / "first.memtrace"
+    r = subprocess.run(
+        [sys.executable, SCRIPT, trace, "--refs", "20", "--pages", "1000", "--prefix", "1",
+         "-o", first],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    got = json.loads(r.stdout)
+    assert (got["read_refs"], got["skip"], got["candidates"]) == (20, 0, [[0, 20]])
+    assert first.read_bytes() == s5_window.MAGIC + recs[:20].tobytes()
+    bad = subprocess.run(
+        [sys.executable, SCRIPT, trace, "--refs", "20", "--pages", "10", "--prefix", "0",
+         "-o", tmp_path / "bad.memtrace"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "--prefix 0: must be at least 1" in bad.stderr
 
 
 @pytest.mark.parametrize("name", list(TRACES))

@@ -292,9 +292,21 @@ fn filter_lackey(
             .map_err(|m| tl::ConfigError::at(format!("caches[{i}]"), m))?;
         geoms.push(g);
     }
-    let f = py.allow_threads(|| {
-        tl::filter_lackey(&log_path, fifo, &out_path, &geoms, instructions, limit)
-    })?;
+    // Ticks count the log's accesses, so that Ctrl-C and SIGTERM reach the
+    // caller while a program runs for minutes between two misses.
+    let mut rep = Progress::new(None, None, EVERY);
+    let r = py.allow_threads(|| {
+        tl::filter_lackey(
+            &log_path,
+            fifo,
+            &out_path,
+            &geoms,
+            instructions,
+            limit,
+            |n| rep.tick(n),
+        )
+    });
+    let f = rep.finish(r)?;
     Ok((f.accesses, f.requests, f.ended))
 }
 
