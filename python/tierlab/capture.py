@@ -53,17 +53,12 @@ def _tool(name: str) -> str:
     return path
 
 
-def _capture(
-    fmt: str,
-    tracer: Callable[[Path], list[str]],
-    cmd: Sequence[str],
-    out: str | os.PathLike[str],
-    options: dict[str, Any],
-) -> Capture:
-    """Runs ``tracer(log) + cmd``, then reads the tracer's log as a trace."""
+def _checked(cmd: Sequence[str], out: str | os.PathLike[str], kind: str) -> Path:
+    """OUT as a path, once the command and OUT are fit for a capture: a
+    command to run that exists, and an output it does not name."""
     if not cmd:
         raise TierlabError(
-            f"no command to capture\nhint: tierlab capture {FMT_KIND[fmt]} -o OUT -- CMD ARGS"
+            f"no command to capture\nhint: tierlab capture {kind} -o OUT -- CMD ARGS"
         )
     out = Path(out)
     problem = output_problem(out)
@@ -79,6 +74,18 @@ def _capture(
             f"{out}: the traced command names it ({named!r}); the capture would write over "
             "what the program reads: write the trace to another file"
         )
+    return out
+
+
+def _capture(
+    fmt: str,
+    tracer: Callable[[Path], list[str]],
+    cmd: Sequence[str],
+    out: str | os.PathLike[str],
+    options: dict[str, Any],
+) -> Capture:
+    """Runs ``tracer(log) + cmd``, then reads the tracer's log as a trace."""
+    out = _checked(cmd, out, FMT_KIND[fmt])
     keep = out.name.endswith(f".{fmt}")
     if keep and out.exists() and not out.is_file():
         # The log is read back once the program ends, and renamed over OUT:
@@ -285,8 +292,6 @@ def _capture_below_caches(
     """[capture_memory] with caches: Valgrind writes its log into a FIFO
     that the engine reads as the program runs, so no log is stored (a
     long run's log is tens of gigabytes; the misses are a few percent)."""
-    if not cmd:
-        raise TierlabError("no command to capture\nhint: tierlab capture memory -o OUT -- CMD ARGS")
     if not caches:
         raise ConfigError("caches: at least one level")
     for i, c in enumerate(caches):
@@ -299,17 +304,7 @@ def _capture_below_caches(
             f"{out}: a capture below the caches is written as memtrace\n"
             "hint: name the output X.memtrace or X.memtrace.zst"
         )
-    problem = output_problem(out)
-    if problem:
-        raise TierlabError(problem)
-    if shutil.which(cmd[0]) is None:
-        raise TierlabError(f"{cmd[0]}: no such program")
-    named = _named_in(cmd, out)
-    if named is not None:
-        raise TierlabError(
-            f"{out}: the traced command names it ({named!r}); the capture would write over "
-            "what the program reads: write the trace to another file"
-        )
+    out = _checked(cmd, out, "memory")
     valgrind = _tool("valgrind")
     with tempfile.TemporaryDirectory(prefix="tierlab-capture-") as tmp:
         fifo = Path(tmp) / "lackey.fifo"
