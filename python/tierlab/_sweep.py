@@ -64,7 +64,7 @@ IN_PROCESS_POINTS = 8
 #: leaves the cluster without it, and a sweep whose workers were all lost
 #: waited forever, idle (a full-scale `tierlab reproduce s1` at load 9).
 WORKERLESS_S = 60.0
-#: How often the driver looks for finished points and lost workers.
+#: How often the driver asks the local cluster for its workers.
 _POLL_S = 2.0
 
 
@@ -422,7 +422,7 @@ def _run_on_cluster(
     local cluster left without a worker for ``WORKERLESS_S`` seconds ends
     the sweep: its points not run are reported failed (the next sweep of
     the store runs them), where Dask would wait for a worker forever."""
-    from distributed import wait
+    from distributed import as_completed
 
     with client_for(scheduler, workers, len(todo)) as client:
         futures = {}
@@ -436,39 +436,43 @@ def _run_on_cluster(
                 pure=False,
             )
             futures[f.key] = (f, p)
-        left = [f for f, _ in futures.values()]
+        # Polled, not waited on: Dask's iterator blocks until a point ends,
+        # which on a cluster left without workers is never.
+        ac = as_completed([f for f, _ in futures.values()])
+        pending = set(futures)
+        looked = time.monotonic()
         workerless_since: float | None = None
         try:
-            while left:
-                try:
-                    done, rest = wait(left, timeout=_POLL_S, return_when="FIRST_COMPLETED")
-                except TimeoutError:
-                    done, rest = set(), set(left)
-                for f in [f for f in left if f in done]:  # in submission order
-                    _, p = futures[f.key]
-                    try:
-                        result = f.result()
-                    except Exception as e:  # a worker died or the cluster failed
-                        result = {"status": "error", "error": f"{type(e).__name__}: {e}"}
-                    finished(p, result)
-                left = [f for f in left if f in rest]
-                if not left or scheduler is not None:
+            while pending:
+                if ac.has_ready():
+                    for f in ac.next_batch(block=False):
+                        _, p = futures[f.key]
+                        try:
+                            result = f.result()
+                        except Exception as e:  # a worker died or the cluster failed
+                            result = {"status": "error", "error": f"{type(e).__name__}: {e}"}
+                        pending.discard(f.key)
+                        finished(p, result)
                     continue
+                time.sleep(0.05)
+                now = time.monotonic()
+                if scheduler is not None or now - looked < _POLL_S:
+                    continue
+                looked = now
                 if client.nthreads():
                     workerless_since = None
-                    continue
-                now = time.monotonic()
-                if workerless_since is None:
+                elif workerless_since is None:
                     workerless_since = now
                 elif now - workerless_since >= WORKERLESS_S:
-                    client.cancel(left)
+                    left = [futures[k] for k in futures if k in pending]
+                    client.cancel([f for f, _ in left])
                     lost = (
                         f"the local Dask cluster had no worker for {WORKERLESS_S:g} s "
                         "(each worker process exited and none was restarted); run the "
                         "sweep again to run this point"
                     )
-                    for f in left:
-                        finished(futures[f.key][1], {"status": "error", "error": lost})
+                    for _, p in left:
+                        finished(p, {"status": "error", "error": lost})
                     return
         except BaseException:
             client.cancel([f for f, _ in futures.values()])
