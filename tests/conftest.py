@@ -228,7 +228,9 @@ def interruptible(
                 os.killpg(p.pid, signal.SIGKILL)
             else:
                 p.kill()
-            p.communicate()
+        # Also when the child ended before the test read its pipes: an
+        # unclosed pipe's ResourceWarning failed the next test instead.
+        p.communicate()
 
 
 def tierlab_argv() -> list[str]:
