@@ -9,14 +9,17 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 import tierlab
 import tierlab.capture
+from conftest import interruptible
 from tierlab.capture import capture_files, capture_memory
 
 REPO = Path(__file__).resolve().parents[1]
@@ -127,46 +130,21 @@ def test_memory_below_the_caches(tmp_path: Path) -> None:
 def test_sigterm_stops_a_capture_below_the_caches(tmp_path: Path) -> None:
     """Regression: SIGTERM to `tierlab capture memory --cache` waited for
     the traced program to end (the engine read Valgrind's log without
-    looking up): a busy loop that misses little kept it running for as long
-    as the loop did. It stops within seconds, says "terminated" and keeps
-    the misses written so far, as Ctrl-C does."""
-    import signal
-    import time
-
+    checking for signals): a busy loop that misses little kept it running
+    for as long as the loop did. It stops within seconds, says "terminated"
+    and keeps the misses written so far, as Ctrl-C does."""
     out = tmp_path / "loop.memtrace"
-    p = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tierlab.cli",
-            "capture",
-            "memory",
-            "--cache",
-            "65536,2,64",
-            "-o",
-            str(out),
-            "--",
-            "sh",
-            "-c",
-            "while :; do :; done",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-        start_new_session=True,
-    )
-    try:
+    argv = [sys.executable, "-m", "tierlab.cli", "capture", "memory", "--cache", "65536,2,64",
+            "-o", str(out), "--", "sh", "-c", "while :; do :; done"]  # fmt: skip
+    # Its own process group: a capture that does not stop is killed with
+    # Valgrind and the loop.
+    with interruptible(argv, tmp_path, new_session=True) as p:
         time.sleep(4)  # Valgrind started and the loop runs
         assert p.poll() is None
         t0 = time.monotonic()
         p.send_signal(signal.SIGTERM)  # to tierlab only, not to Valgrind
         _, err = p.communicate(timeout=60)
         took = time.monotonic() - t0
-    finally:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
     assert p.returncode == 143, err
     assert err.strip().splitlines()[-1] == "terminated", err
     assert took < 30, took

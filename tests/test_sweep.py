@@ -894,20 +894,12 @@ def test_a_sweep_whose_local_cluster_lost_its_workers_ends(tmp_path: Path) -> No
     store = tmp_path / "lost.sqlite"
     script = tmp_path / "lose.py"
     script.write_text(LOSES_WORKERS.format(exp=str(exp), store=str(store)))
-    p = subprocess.Popen(
-        [sys.executable, str(script)],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        out, err = p.communicate(timeout=180)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.communicate()
-        pytest.fail("the sweep did not end after its workers were lost")
+    # Its own process group: a hung sweep is killed with its workers.
+    with interruptible([sys.executable, str(script)], tmp_path, new_session=True) as p:
+        try:
+            out, err = p.communicate(timeout=180)
+        except subprocess.TimeoutExpired:
+            pytest.fail("the sweep did not end after its workers were lost")
     assert p.returncode == 0, err
     first, *errors = out.strip().splitlines()
     done, failed, _seconds = (int(x) for x in first.split())

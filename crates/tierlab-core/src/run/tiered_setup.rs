@@ -135,17 +135,12 @@ fn build(
             Size::Absolute(b) => b,
             share => share.resolve(pc.footprint_pages * page),
         };
-        if capacity / page == 0 {
-            return Err(ConfigError::at(
-                format!("vm.node[{i}].capacity"),
-                format!(
-                    "\"{}\" is {capacity} B, less than one page of vm.page_size = {page} B: \
-                     the node would have no frame",
-                    n.capacity
-                ),
-            )
-            .into());
-        }
+        let node_frames = super::super::vm_core::frames(
+            capacity,
+            page,
+            format!("vm.node[{i}].capacity"),
+            &n.capacity,
+        )?;
         let tech = cat
             .get(&n.tech)
             .map_err(|e| ConfigError::at(format!("vm.node[{i}].tech"), e.to_string()))?;
@@ -155,7 +150,7 @@ fn build(
                 .map_err(|e| ConfigError::at("cost.year", format!("vm.node[{i}]: {e}")))?,
             None => tech.clone(),
         };
-        frames.push(capacity / page);
+        frames.push(node_frames);
         cost.push(NodeCost::new(AccessCost::new(tech, 1.0, 0.0)));
         meta.push(NodeMeta {
             name: n.name(),

@@ -157,18 +157,7 @@ pub fn assemble(
             share.resolve(footprint_pages(&source, shift, limit, &mut progress)? * page)
         }
     };
-    let frames = capacity / page;
-    if frames == 0 {
-        return Err(ConfigError::at(
-            "tier[0].capacity",
-            format!(
-                "\"{}\" is {capacity} B, less than one page of vm.page_size = {page} B: \
-                 the frame count would be zero",
-                t.capacity
-            ),
-        )
-        .into());
-    }
+    let frames = super::vm_core::frames(capacity, page, "tier[0].capacity".into(), &t.capacity)?;
     let tech = cat
         .get(&t.tech)
         .map_err(|e| ConfigError::at("tier[0].tech", e.to_string()))?;

@@ -60,6 +60,27 @@ pub(super) fn pages(key: u64, size: u32, shift: u32) -> (u64, u64) {
     (key >> shift, last >> shift)
 }
 
+/// The frames of `capacity` bytes of memory in pages of `page` bytes, or
+/// the error at `key` (its value as written: `written`) when not one page
+/// fits.
+pub(super) fn frames(
+    capacity: u64,
+    page: u64,
+    key: String,
+    written: &crate::units::Size,
+) -> Result<u64, crate::spec::ConfigError> {
+    match capacity / page {
+        0 => Err(crate::spec::ConfigError::at(
+            key,
+            format!(
+                "\"{written}\" is {capacity} B, less than one page of vm.page_size = {page} B: \
+                 it would hold no frame"
+            ),
+        )),
+        n => Ok(n),
+    }
+}
+
 /// Everything but the source: what each reference updates.
 pub struct Core {
     pub(super) shift: u32,
@@ -773,5 +794,27 @@ impl Core {
         r.memorage = self.paging.pool.as_ref().map(|p| p.r.clone());
         r.processes = self.procs.clone();
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::frames;
+    use crate::units::Size;
+
+    #[test]
+    fn a_capacity_below_one_page_names_its_key() {
+        let share = Size::Percent(0.1);
+        assert_eq!(
+            frames(8192, 4096, "tier[0].capacity".into(), &share).unwrap(),
+            2
+        );
+        let e = frames(749, 4096, "vm.node[0].capacity".into(), &share).unwrap_err();
+        let text = e.to_string();
+        assert!(text.starts_with("vm.node[0].capacity: "), "{text}");
+        assert!(
+            text.contains("749 B, less than one page of vm.page_size = 4096 B"),
+            "{text}"
+        );
     }
 }
