@@ -135,7 +135,7 @@ fn build(
             Size::Absolute(b) => b,
             share => share.resolve(pc.footprint_pages * page),
         };
-        let node_frames = super::super::vm_core::frames(
+        let node_frames = crate::run::vm_core::frames(
             capacity,
             page,
             format!("vm.node[{i}].capacity"),

@@ -4,7 +4,7 @@
 //! decoding pass); with `[vm.cpu]` its processes' model takes over
 //! (run/vm_procs.rs). Both plug into the one driver (run/driver.rs).
 
-use super::vm_core::{pages, Core, Ref};
+use super::vm_core::{frames, pages, Core, Ref};
 use super::vm_procs::{Procs, Sched};
 use crate::config::Config;
 use crate::cost::AccessCost;
@@ -157,7 +157,7 @@ pub fn assemble(
             share.resolve(footprint_pages(&source, shift, limit, &mut progress)? * page)
         }
     };
-    let frames = super::vm_core::frames(capacity, page, "tier[0].capacity".into(), &t.capacity)?;
+    let frames = frames(capacity, page, "tier[0].capacity".into(), &t.capacity)?;
     let tech = cat
         .get(&t.tech)
         .map_err(|e| ConfigError::at("tier[0].tech", e.to_string()))?;
