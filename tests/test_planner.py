@@ -95,6 +95,8 @@ def test_more_over_provisioning_amplifies_less(
             ["tier[1].ftl.block", "smaller than a page"],
         ),
         ({"ftl": "ftl = { op = 0.1, colour = 1 }"}, ["colour"]),
+        # 131,072 one-byte pages to a block: a list per valid count each.
+        ({"ftl": 'ftl = { op = 0.1, page = "1B" }'}, ["tier[1].ftl.block", "per erase block"]),
     ],
 )
 def test_bad_ftl_keys_exit_2_with_the_key_path(
@@ -102,6 +104,17 @@ def test_bad_ftl_keys_exit_2_with_the_key_path(
 ) -> None:
     r = tierlab_cmd("run", config(tmp_path, **kw), "--no-progress")
     assert_bad(r, *needles)
+
+
+def test_an_ftl_larger_than_its_tables_exits_2_naming_the_capacity(
+    tmp_path: Path, tierlab_cmd: Callable[..., Ran]
+) -> None:
+    # 16 TiB of 2 KiB pages: the map alone asked for 34 GB and aborted.
+    c = config(tmp_path, ftl="ftl = { op = 0.1 }")
+    r = tierlab_cmd("run", c, "--set", 'tier[1].capacity="16TiB"', "--no-progress")
+    assert_bad(r, "tier[1].capacity", "at most 268435456")
+    r = tierlab_cmd("run", backing_config(tmp_path, capacity='capacity = "16TiB"'), "--no-progress")
+    assert_bad(r, "backing.capacity", "at most 268435456")
 
 
 def test_mixed_latency_bases_warn(tmp_path: Path, tierlab_cmd: Callable[..., Ran]) -> None:

@@ -303,6 +303,29 @@ impl Hierarchy {
         self.stores.iter().any(|s| s.aged().is_some_and(|a| a.over))
     }
 
+    /// Whether any tier has an FTL.
+    pub fn has_ftl(&self) -> bool {
+        self.tiers.iter().any(|t| t.ftl.is_some())
+    }
+
+    /// The tiers' FTLs queue their operations (`on`) or run each at once.
+    pub fn defer_ftl(&mut self, on: bool) {
+        for t in &mut self.tiers {
+            if let Some(f) = t.ftl.as_deref_mut() {
+                f.set_defer(on);
+            }
+        }
+    }
+
+    /// Runs the operations the tiers' FTLs have queued.
+    pub fn flush_ftl(&mut self) {
+        for t in &mut self.tiers {
+            if let Some(f) = t.ftl.as_deref_mut() {
+                f.flush();
+            }
+        }
+    }
+
     /// Starts every counter over (the end of a warm-up); the tiers keep
     /// what they hold, the clock and flush schedule run on.
     pub fn reset_counters(&mut self) {
@@ -337,7 +360,7 @@ impl Hierarchy {
     pub fn dev_flash_erases(&self, dev: usize) -> Option<u64> {
         match self.tiers.get(dev) {
             Some(t) => t.flash_erases(),
-            None => self.backing_ftl.as_ref().map(|f| f.space.ftl.c.erases),
+            None => self.backing_ftl.as_ref().map(|f| f.space.ftl().c.erases),
         }
     }
 
@@ -354,7 +377,7 @@ impl Hierarchy {
     pub fn dev_ftl_copies(&self, dev: usize) -> Option<u64> {
         match self.tiers.get(dev) {
             Some(t) => t.ftl_copies(),
-            None => self.backing_ftl.as_ref().map(|f| f.space.copies),
+            None => self.backing_ftl.as_ref().map(|f| f.space.copies()),
         }
     }
 

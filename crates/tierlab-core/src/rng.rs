@@ -56,9 +56,16 @@ impl Rng {
 }
 
 /// Walker/Vose alias table: O(1) draws from a fixed discrete distribution.
+/// A column's probability and alias sit side by side: a draw from a
+/// large table reads one random line, not two.
 pub struct Alias {
-    prob: Vec<f64>,
-    alias: Vec<u32>,
+    cols: Vec<Column>,
+}
+
+#[derive(Clone, Copy)]
+struct Column {
+    prob: f64,
+    alias: u32,
 }
 
 impl Alias {
@@ -66,8 +73,12 @@ impl Alias {
         let n = weights.len();
         let total: f64 = weights.iter().sum();
         let mut scaled: Vec<f64> = weights.iter().map(|w| w * n as f64 / total).collect();
-        let mut prob = vec![1.0; n];
-        let mut alias: Vec<u32> = (0..n as u32).collect();
+        let mut cols: Vec<Column> = (0..n as u32)
+            .map(|i| Column {
+                prob: 1.0,
+                alias: i,
+            })
+            .collect();
         let (mut small, mut large): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
         for (i, &p) in scaled.iter().enumerate() {
             if p < 1.0 {
@@ -77,8 +88,10 @@ impl Alias {
             }
         }
         while let (Some(s), Some(&l)) = (small.pop(), large.last()) {
-            prob[s as usize] = scaled[s as usize];
-            alias[s as usize] = l;
+            cols[s as usize] = Column {
+                prob: scaled[s as usize],
+                alias: l,
+            };
             scaled[l as usize] -= 1.0 - scaled[s as usize];
             if scaled[l as usize] < 1.0 {
                 large.pop();
@@ -86,16 +99,38 @@ impl Alias {
             }
         }
         // What remains is 1 up to rounding error.
-        Alias { prob, alias }
+        Alias { cols }
     }
 
     #[inline(always)]
     pub fn sample(&self, rng: &mut Rng) -> usize {
-        let i = rng.below(self.prob.len() as u64) as usize;
-        if rng.next_f64() < self.prob[i] {
+        let (i, u) = self.draw(rng);
+        self.resolve(i, u)
+    }
+
+    /// A draw's random numbers: its column and its coin, as `sample`
+    /// takes them from `rng`. `resolve` gives the value; apart, a batch of
+    /// draws can ask for its columns (`prefetch`) before reading any.
+    #[inline(always)]
+    pub fn draw(&self, rng: &mut Rng) -> (usize, f64) {
+        let i = rng.below(self.cols.len() as u64) as usize;
+        (i, rng.next_f64())
+    }
+
+    /// The value of draw (`i`, `u`).
+    #[inline(always)]
+    pub fn resolve(&self, i: usize, u: f64) -> usize {
+        let c = self.cols[i];
+        if u < c.prob {
             i
         } else {
-            self.alias[i] as usize
+            c.alias as usize
         }
+    }
+
+    /// Starts loading column `i`.
+    #[inline(always)]
+    pub fn prefetch(&self, i: usize) {
+        crate::index::prefetch(self.cols.as_ptr().wrapping_add(i));
     }
 }

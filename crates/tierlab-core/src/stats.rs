@@ -327,8 +327,8 @@ impl RunResult {
                     wear,
                     m.area_cost,
                     tier.ftl.as_ref().map(|f| crate::device::ftl::FtlResult {
-                        overflow_pages: f.overflow_pages,
-                        ..f.ftl
+                        overflow_pages: f.overflow_pages(),
+                        ..f.ftl()
                             .result(f.page_bytes(), m.medium.endurance, total / 1e9)
                     }),
                 )
@@ -365,8 +365,8 @@ impl RunResult {
                     .backing_ftl
                     .as_ref()
                     .map(|f| crate::device::ftl::FtlResult {
-                        overflow_pages: f.space.overflow_pages,
-                        ..f.space.ftl.result(
+                        overflow_pages: f.space.overflow_pages(),
+                        ..f.space.ftl().result(
                             f.space.page_bytes(),
                             backing.medium.endurance,
                             total / 1e9,

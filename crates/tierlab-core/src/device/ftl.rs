@@ -58,22 +58,62 @@ pub enum FtlError {
     /// Not enough physical blocks for the logical pages, the frontier and
     /// the reserve: the message names what to raise.
     TooSmall(String),
+    /// More pages, or pages per block, than the model's tables hold.
+    TooLarge { key: &'static str, msg: String },
+    /// The tables could not be allocated.
+    NoMemory(String),
+}
+
+impl FtlError {
+    /// The config key the error is about, relative to the tier or the
+    /// backing store (`ftl.op`, `capacity`, `ftl.block`).
+    pub fn key(&self) -> &'static str {
+        match self {
+            FtlError::TooSmall(_) => "ftl.op",
+            FtlError::TooLarge { key, .. } => key,
+            FtlError::NoMemory(_) => "capacity",
+        }
+    }
 }
 
 impl std::fmt::Display for FtlError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            FtlError::TooSmall(m) => f.write_str(m),
+            FtlError::TooSmall(m) | FtlError::NoMemory(m) => f.write_str(m),
+            FtlError::TooLarge { msg, .. } => f.write_str(msg),
         }
     }
+}
+
+/// The most flash pages an FTL models: its tables take about 17 bytes a
+/// physical page (the map, the reverse map, the free list and the
+/// object chain), 4.6 GB here; page numbers also stay below 2^31, which
+/// the object records use (ftl_space.rs).
+pub const MAX_PAGES: u64 = 1 << 28;
+/// The most pages per erase block (real NAND has 64 to a few thousand):
+/// greedy keeps a list per valid count.
+pub const MAX_PAGES_PER_BLOCK: u32 = 1 << 16;
+
+/// `n` copies of `v`, or `NoMemory` naming `what`.
+pub(crate) fn table<T: Clone>(n: usize, v: T, what: &str) -> Result<Vec<T>, FtlError> {
+    let mut t = Vec::new();
+    t.try_reserve_exact(n).map_err(|_| {
+        FtlError::NoMemory(format!(
+            "the FTL's {what} of {n} entries ({} bytes) could not be allocated: lower the \
+             capacity or raise ftl.page",
+            n as u128 * std::mem::size_of::<T>() as u128
+        ))
+    })?;
+    t.resize(n, v);
+    Ok(t)
 }
 
 impl FtlSpec {
     /// Physical blocks for `logical_pages` at `op`: logical / (1 - op)
     /// pages, rounded up to whole blocks.
-    pub fn physical_blocks(&self) -> u32 {
+    pub fn physical_blocks(&self) -> u64 {
         let phys = (self.logical_pages as f64 / (1.0 - self.op)).ceil() as u64;
-        phys.div_ceil(self.pages_per_block as u64) as u32
+        phys.div_ceil(self.pages_per_block as u64)
     }
 }
 
@@ -189,10 +229,31 @@ impl Ftl {
     /// frontier, the reserve and one more.
     pub fn check(spec: &FtlSpec) -> Result<(), FtlError> {
         let ppb = spec.pages_per_block;
+        if ppb > MAX_PAGES_PER_BLOCK {
+            return Err(FtlError::TooLarge {
+                key: "ftl.block",
+                msg: format!(
+                    "{ppb} pages per erase block: at most {MAX_PAGES_PER_BLOCK} are modelled \
+                     (real NAND has 64 to a few thousand); raise ftl.page or lower ftl.block"
+                ),
+            });
+        }
         let nblocks = spec.physical_blocks();
+        let pages = nblocks.saturating_mul(ppb as u64);
+        if pages > MAX_PAGES {
+            return Err(FtlError::TooLarge {
+                key: "capacity",
+                msg: format!(
+                    "{} logical pages at op = {} need {pages} flash pages: at most {MAX_PAGES} are \
+                     modelled (the FTL's tables take about 17 bytes a page); lower the capacity \
+                     or raise ftl.page",
+                    spec.logical_pages, spec.op
+                ),
+            });
+        }
         let reserve = spec.reserve_blocks.max(1);
         let open = if spec.static_wl.is_some() { 2 } else { 1 };
-        let room = (nblocks as u64).saturating_sub(reserve as u64 + open + 1) * ppb as u64;
+        let room = nblocks.saturating_sub(reserve as u64 + open + 1) * ppb as u64;
         if spec.logical_pages == 0 || spec.logical_pages > room {
             return Err(FtlError::TooSmall(format!(
                 "{} logical pages need more than {} blocks of {} pages at op = {}: raise op or \
@@ -206,7 +267,8 @@ impl Ftl {
     pub fn new(spec: FtlSpec) -> Result<Self, FtlError> {
         Self::check(&spec)?;
         let ppb = spec.pages_per_block;
-        let nblocks = spec.physical_blocks();
+        // At most MAX_PAGES pages (check): the count fits.
+        let nblocks = spec.physical_blocks() as u32;
         let reserve = spec.reserve_blocks.max(1);
         let n = nblocks as usize;
         let words = ppb.div_ceil(64);
@@ -220,8 +282,8 @@ impl Ftl {
             ppb,
             shift,
             magic,
-            map: vec![NONE; spec.logical_pages as usize],
-            rmap: vec![NONE; n * ppb as usize],
+            map: table(spec.logical_pages as usize, NONE, "map")?,
+            rmap: table(n * ppb as usize, NONE, "reverse map")?,
             bits: vec![0; n * words as usize],
             words,
             blk: vec![
@@ -304,6 +366,24 @@ impl Ftl {
     #[inline(always)]
     pub fn prefetch(&self, lpn: u64) {
         crate::index::prefetch(self.map.as_ptr().wrapping_add(self.logical(lpn)));
+    }
+
+    /// Starts loading what a write of logical page `lpn` reads: its map
+    /// entry and, when it is mapped, its block's validity word and record.
+    #[inline(always)]
+    pub fn prefetch_page(&self, lpn: u64) {
+        let lpn = self.logical(lpn);
+        let ppn = self.map[lpn];
+        if ppn != NONE {
+            let b = self.block_of(ppn);
+            let i = ppn - b * self.ppb;
+            crate::index::prefetch(
+                self.bits
+                    .as_ptr()
+                    .wrapping_add(b as usize * self.words as usize + (i / 64) as usize),
+            );
+            crate::index::prefetch(self.blk.as_ptr().wrapping_add(b as usize));
+        }
     }
 
     /// Drops logical page `lpn`'s mapping (TRIM): GC will not copy it.

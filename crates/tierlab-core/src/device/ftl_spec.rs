@@ -152,7 +152,7 @@ impl FtlConfig {
         };
         // Too small a space for the frontier and the reserve: say so here.
         super::ftl::Ftl::check(&spec).map_err(|e| FtlConfigError {
-            key: "ftl.op",
+            key: e.key(),
             msg: e.to_string(),
         })?;
         Ok(spec)
@@ -214,6 +214,30 @@ mod tests {
         assert_eq!(
             cfg(0.01).resolve(slc, 4 * 131072, false).unwrap_err().key,
             "ftl.op"
+        );
+    }
+
+    #[test]
+    fn refuses_more_pages_than_its_tables_hold() {
+        // 16 TiB of 2 KiB pages asked for 34 GB of map and aborted.
+        let c = Catalog::builtin();
+        let slc = c.get("NAND-SLC").unwrap();
+        let e = cfg(0.1).resolve(slc, 16 << 40, false).unwrap_err();
+        assert!(e.key == "capacity" && e.msg.contains("at most"), "{e:?}");
+        // The largest that fits, and one page more.
+        let fits = crate::device::ftl::MAX_PAGES * 2048 * 8 / 10;
+        assert!(cfg(0.1).resolve(slc, fits, false).is_ok());
+        let over = crate::device::ftl::MAX_PAGES * 2048;
+        assert_eq!(
+            cfg(0.1).resolve(slc, over, false).unwrap_err().key,
+            "capacity"
+        );
+        // One-byte pages: 131,072 to a 128 KiB block.
+        let tiny: FtlConfig = toml::from_str("op = 0.1\npage = \"1B\"").unwrap();
+        let e = tiny.resolve(slc, 1 << 20, false).unwrap_err();
+        assert!(
+            e.key == "ftl.block" && e.msg.contains("per erase block"),
+            "{e:?}"
         );
     }
 }

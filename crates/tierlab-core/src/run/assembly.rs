@@ -289,7 +289,7 @@ pub fn hierarchy_of(
                 tiers[i]
                     .ftl
                     .as_ref()
-                    .map_or(capacity, |f| f.ftl.physical_bytes(f.page_bytes())),
+                    .map_or(capacity, |f| f.ftl().physical_bytes(f.page_bytes())),
                 unit_size,
             ),
             power_down: t.power_down,

@@ -39,6 +39,13 @@ impl Model for Tiers {
 
     #[inline]
     fn run(&mut self, rs: &[Request], _rec: &mut Recorder) -> Result<(), Error> {
+        // The tiers' FTLs queue their work for the batch and run it at its
+        // end (device/ftl_space.rs): nothing reads them in between, and
+        // points, the warm-up's end and the result come between batches.
+        let ftl = self.h.has_ftl();
+        if ftl {
+            self.h.defer_ftl(true);
+        }
         for (i, r) in rs.iter().enumerate() {
             // Index lookups are cache misses on large tiers: start them
             // ahead, in two stages (see Hierarchy::prefetch_below).
@@ -49,6 +56,9 @@ impl Model for Tiers {
                 self.h.prefetch_below(near.key);
             }
             self.h.access_inlined(r);
+        }
+        if ftl {
+            self.h.flush_ftl();
         }
         Ok(())
     }

@@ -180,6 +180,8 @@ pub struct Generator {
     rng: Rng,
     alias: Option<Alias>,
     emitted: u64,
+    /// A batch's Zipf coins, between its draws and its keys.
+    coins: Vec<f64>,
 }
 
 impl Generator {
@@ -215,6 +217,7 @@ impl Generator {
             spec,
             alias,
             emitted: 0,
+            coins: Vec::new(),
         })
     }
 
@@ -235,6 +238,39 @@ impl TraceSource for Generator {
     fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
         out.clear();
         let n = (self.spec.requests - self.emitted).min(max as u64);
+        if let (Pattern::Zipf { .. }, Some(a)) = (self.spec.pattern, self.alias.as_ref()) {
+            // The batch's random numbers first, in the order one draw at a
+            // time takes them (so the same trace), each draw's column asked
+            // for as it is drawn; then the keys, their columns by now on
+            // their way or in cache: the table's misses overlap, where one
+            // draw at a time waited for each.
+            let coins = &mut self.coins;
+            coins.clear();
+            for _ in 0..n {
+                let (i, u) = a.draw(&mut self.rng);
+                a.prefetch(i);
+                coins.push(u);
+                let op =
+                    if self.spec.write_ratio > 0.0 && self.rng.next_f64() < self.spec.write_ratio {
+                        Op::Write
+                    } else {
+                        Op::Read
+                    };
+                out.push(Request {
+                    time: self.emitted,
+                    key: i as u64,
+                    size: self.spec.object_size,
+                    op,
+                    pid: 0,
+                    next_access: -1,
+                });
+                self.emitted += 1;
+            }
+            for (r, &u) in out.iter_mut().zip(coins.iter()) {
+                r.key = a.resolve(r.key as usize, u) as u64 + 1;
+            }
+            return Ok(out.len());
+        }
         for _ in 0..n {
             let key = self.next_key();
             let op = if self.spec.write_ratio > 0.0 && self.rng.next_f64() < self.spec.write_ratio {
@@ -321,6 +357,38 @@ mod tests {
         // The stream itself is part of the contract: these values must never change.
         let mut r = Rng::new(42);
         assert_eq!(r.next_u64(), 15_021_278_609_987_233_951, "stream changed");
+    }
+
+    #[test]
+    fn a_zipf_batch_draws_as_one_draw_at_a_time() {
+        // The batch takes its random numbers in the order the plain loop
+        // takes them: the same keys and operations.
+        let s = SynthSpec {
+            write_ratio: 0.3,
+            objects: 5_000,
+            ..spec(Pattern::Zipf { alpha: 0.8 })
+        };
+        let mut g = Generator::new(s.clone());
+        let mut got = Vec::new();
+        let mut out = Vec::new();
+        while g.next_batch(&mut out, 777).unwrap() > 0 {
+            got.extend(out.iter().map(|r| (r.key, r.op)));
+        }
+        let w: Vec<f64> = (1..=s.objects).map(|i| (i as f64).powf(-0.8)).collect();
+        let a = Alias::new(&w);
+        let mut rng = Rng::new(s.seed);
+        let want: Vec<(u64, Op)> = (0..s.requests)
+            .map(|_| {
+                let key = a.sample(&mut rng) as u64 + 1;
+                let op = if rng.next_f64() < 0.3 {
+                    Op::Write
+                } else {
+                    Op::Read
+                };
+                (key, op)
+            })
+            .collect();
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -421,14 +421,14 @@ impl Tier {
     pub fn flash_erases(&self) -> Option<u64> {
         match &self.policy {
             AnyPolicy::FlashCache(p) => Some(p.stats.erases),
-            _ => self.ftl.as_ref().map(|f| f.ftl.c.erases),
+            _ => self.ftl.as_ref().map(|f| f.ftl().c.erases),
         }
     }
 
     /// Pages the tier's FTL has copied so far (GC and levelling, each a
     /// read and a program): None without an FTL. For the time model.
     pub fn ftl_copies(&self) -> Option<u64> {
-        self.ftl.as_ref().map(|f| f.copies)
+        self.ftl.as_ref().map(|f| f.copies())
     }
 
     /// After the last insertion, if it evicted: the slot the policy expected
