@@ -87,8 +87,8 @@ impl std::fmt::Display for FtlError {
 
 /// The most flash pages an FTL models: its tables take about 17 bytes a
 /// physical page (the map, the reverse map, the free list and the
-/// object chain), 4.6 GB here; page numbers also stay below 2^31, which
-/// the object records use (ftl_space.rs).
+/// object chain), about 4.6 GB at the limit, where 16 TiB of 2 KiB
+/// pages asked for a 34 GB map and aborted.
 pub const MAX_PAGES: u64 = 1 << 28;
 /// The most pages per erase block (real NAND has 64 to a few thousand):
 /// greedy keeps a list per valid count.
@@ -368,8 +368,9 @@ impl Ftl {
         crate::index::prefetch(self.map.as_ptr().wrapping_add(self.logical(lpn)));
     }
 
-    /// Starts loading what a write of logical page `lpn` reads: its map
-    /// entry and, when it is mapped, its block's validity word and record.
+    /// Starts loading what a write of logical page `lpn` reads after its
+    /// map entry (which should be on its way: `prefetch`): when it is
+    /// mapped, its block's validity word and bookkeeping.
     #[inline(always)]
     pub fn prefetch_page(&self, lpn: u64) {
         let lpn = self.logical(lpn);

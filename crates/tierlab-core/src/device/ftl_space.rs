@@ -80,12 +80,15 @@ struct Cmd {
 }
 
 /// Operations a queue holds before it runs them: more than a batch of
-/// requests makes (`source::setup::BATCH`, 4,096: at most a removal, a
-/// fill and a write each in this tier), so it runs once a batch. 24 bytes
-/// each, 384 KiB a tier with an FTL.
+/// requests (`source::setup::BATCH`, 4,096) makes in a tier on most runs
+/// (a removal and a fill, and a write, per request), so it runs once a
+/// batch; a batch that makes more (a flush writing many objects back)
+/// runs it when full. 24 bytes each: 384 KiB a tier with an FTL,
+/// allocated when a serial run first queues.
 const QUEUE: usize = 16384;
 /// How far ahead of its turn a queued operation's object record is asked
-/// for (its pages' map entries at half the distance).
+/// for; its pages' map entries at half the distance, their blocks at a
+/// quarter (each address needs the line before it).
 const AHEAD: usize = 8;
 
 impl FtlSpace {

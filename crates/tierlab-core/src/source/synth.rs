@@ -172,7 +172,7 @@ impl SynthParams {
 }
 
 /// The most objects a Zipf generator draws from: its alias table takes
-/// about 40 bytes an object while it is built (12 kept), 2.5 GiB here.
+/// about 40 bytes an object while it is built (16 kept), 2.5 GiB here.
 pub const MAX_ZIPF_OBJECTS: u64 = 1 << 26;
 
 pub struct Generator {
