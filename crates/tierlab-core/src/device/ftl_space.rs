@@ -162,23 +162,32 @@ impl FtlSpace {
     /// tier may hold already.
     #[inline(always)]
     pub fn write(&mut self, key: u64, slot: u32, size: u32) {
-        if self.defer {
-            self.push(Cmd {
-                key,
-                slot,
-                size,
-                kind: Kind::Write,
-            });
-        } else {
-            self.write_now(key, slot, size);
+        self.tell(Cmd {
+            key,
+            slot,
+            size,
+            kind: Kind::Write,
+        });
+    }
+
+    /// Queues `c` (`defer`) or runs it now.
+    #[inline(always)]
+    fn tell(&mut self, c: Cmd) {
+        if !self.defer {
+            return self.run(c);
+        }
+        self.queue.push(c);
+        if self.queue.len() == QUEUE {
+            self.drain();
         }
     }
 
     #[inline(always)]
-    fn push(&mut self, c: Cmd) {
-        self.queue.push(c);
-        if self.queue.len() == QUEUE {
-            self.drain();
+    fn run(&mut self, c: Cmd) {
+        match c.kind {
+            Kind::Write => self.write_now(c.key, c.slot, c.size),
+            Kind::Fill => self.fill_now(c.key, c.slot, c.size),
+            Kind::Remove => self.remove_now(c.slot),
         }
     }
 
@@ -217,11 +226,7 @@ impl FtlSpace {
             if let Some(a) = q.get(i + AHEAD / 4) {
                 self.prefetch_pages(a, true);
             }
-            match c.kind {
-                Kind::Write => self.write_now(c.key, c.slot, c.size),
-                Kind::Fill => self.fill_now(c.key, c.slot, c.size),
-                Kind::Remove => self.remove_now(c.slot),
-            }
+            self.run(*c);
         }
         self.queue = q;
         self.queue.clear();
@@ -276,16 +281,12 @@ impl FtlSpace {
     /// record is not read.
     #[inline(always)]
     pub fn fill(&mut self, key: u64, slot: u32, size: u32) {
-        if self.defer {
-            self.push(Cmd {
-                key,
-                slot,
-                size,
-                kind: Kind::Fill,
-            });
-        } else {
-            self.fill_now(key, slot, size);
-        }
+        self.tell(Cmd {
+            key,
+            slot,
+            size,
+            kind: Kind::Fill,
+        });
     }
 
     fn fill_now(&mut self, key: u64, slot: u32, size: u32) {
@@ -340,16 +341,12 @@ impl FtlSpace {
     /// as it is: it is set again when the page is taken.
     #[inline(always)]
     pub fn remove(&mut self, slot: u32) {
-        if self.defer {
-            self.push(Cmd {
-                key: 0,
-                slot,
-                size: 0,
-                kind: Kind::Remove,
-            });
-        } else {
-            self.remove_now(slot);
-        }
+        self.tell(Cmd {
+            key: 0,
+            slot,
+            size: 0,
+            kind: Kind::Remove,
+        });
     }
 
     fn remove_now(&mut self, slot: u32) {
