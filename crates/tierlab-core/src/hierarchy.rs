@@ -40,6 +40,7 @@
 //! Data on its way down (write-through, inclusive write-back, periodic
 //! flushes) and the backing store's books live in writeback.rs.
 
+mod devices;
 mod lean;
 pub mod ops;
 mod segments;
@@ -303,29 +304,6 @@ impl Hierarchy {
         self.stores.iter().any(|s| s.aged().is_some_and(|a| a.over))
     }
 
-    /// Whether any tier has an FTL.
-    pub fn has_ftl(&self) -> bool {
-        self.tiers.iter().any(|t| t.ftl.is_some())
-    }
-
-    /// The tiers' FTLs queue their operations (`on`) or run each at once.
-    pub fn defer_ftl(&mut self, on: bool) {
-        for t in &mut self.tiers {
-            if let Some(f) = t.ftl.as_deref_mut() {
-                f.set_defer(on);
-            }
-        }
-    }
-
-    /// Runs the operations the tiers' FTLs have queued.
-    pub fn flush_ftl(&mut self) {
-        for t in &mut self.tiers {
-            if let Some(f) = t.ftl.as_deref_mut() {
-                f.flush();
-            }
-        }
-    }
-
     /// Starts every counter over (the end of a warm-up); the tiers keep
     /// what they hold, the clock and flush schedule run on.
     pub fn reset_counters(&mut self) {
@@ -351,34 +329,6 @@ impl Hierarchy {
         self.path = Path::PerTier;
         self.segments = None;
         self
-    }
-
-    /// The erases device `dev` (a tier, or the backing store at
-    /// `tiers.len()`) has made so far, where it counts them (flashcache
-    /// or an FTL): the time model queues them (time/engine.rs).
-    #[inline]
-    pub fn dev_flash_erases(&self, dev: usize) -> Option<u64> {
-        match self.tiers.get(dev) {
-            Some(t) => t.flash_erases(),
-            None => self.backing_ftl.as_ref().map(|f| f.space.ftl().c.erases),
-        }
-    }
-
-    /// Bytes written into device `dev` so far (as `dev_flash_erases`).
-    #[inline]
-    pub fn dev_bytes_in(&self, dev: usize) -> u64 {
-        self.tiers
-            .get(dev)
-            .map_or(self.backing.bytes_written, |t| t.c.bytes_in)
-    }
-
-    /// Pages device `dev`'s FTL has copied so far (as `dev_flash_erases`).
-    #[inline]
-    pub fn dev_ftl_copies(&self, dev: usize) -> Option<u64> {
-        match self.tiers.get(dev) {
-            Some(t) => t.ftl_copies(),
-            None => self.backing_ftl.as_ref().map(|f| f.space.copies()),
-        }
     }
 
     /// Whether the tiers' order is kept as one list (see the module doc).

@@ -22,10 +22,13 @@
 //! by more than a threshold, the least-erased closed block, which holds
 //! cold data, is cleaned so its block returns to use). TRIM drops a
 //! logical page's mapping, so GC no longer copies it.
-//! `closed_form_wa` gives the analytic write amplification the tests hold
-//! the simulation to.
+//! `closed_form_wa` (ftl_forms.rs) gives the analytic write amplification
+//! the tests hold the simulation to.
 
 use std::collections::{BTreeMap, VecDeque};
+
+pub use super::ftl_forms::{closed_form_wa, greedy_closed_form_wa, lambert_w0};
+pub use super::ftl_result::FtlResult;
 
 /// How garbage collection picks the block to clean.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
@@ -838,118 +841,6 @@ impl Ftl {
             ),
         }
     }
-}
-
-impl FtlResult {
-    /// The lifetimes over `to_s` seconds instead of the `from_s` they were
-    /// computed over (a time model's elapsed time replaces the serial
-    /// sum): they scale with the time the same writes took.
-    pub fn retime(&mut self, from_s: f64, to_s: f64) {
-        let ok = |t: f64| t > 0.0 && t.is_finite();
-        let k = if ok(from_s) && ok(to_s) {
-            Some(to_s / from_s)
-        } else {
-            None
-        };
-        for y in [
-            &mut self.first_worn_years,
-            &mut self.perfect_levelling_years,
-        ] {
-            *y = match (*y, k) {
-                (Some(v), Some(k)) => Some(v * k),
-                _ => None,
-            };
-        }
-    }
-}
-
-/// A flash tier's FTL figures in a run's result (docs/device.md#flash-translation-layer).
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct FtlResult {
-    pub op: f64,
-    pub victim: Victim,
-    pub pages_per_block: u32,
-    pub page_bytes: u64,
-    pub physical_blocks: u32,
-    pub physical_bytes: u64,
-    /// Pages programmed (host, GC copies, levelling moves) per host page.
-    pub write_amplification: f64,
-    pub host_pages_written: u64,
-    pub gc_pages_read: u64,
-    pub gc_pages_written: u64,
-    pub wl_pages_moved: u64,
-    pub erases: u64,
-    pub trims: u64,
-    /// Pages written while no logical page was free (objects rounding up
-    /// to more pages than the capacity holds), onto a shared page.
-    pub overflow_pages: u64,
-    pub erases_per_block_mean: f64,
-    pub erases_per_block_std: f64,
-    pub erases_per_block_max: u32,
-    /// Years until the most-erased block reaches the endurance, at the
-    /// run's rate (null: nothing erased, or no endurance).
-    pub first_worn_years: Option<f64>,
-    /// Years with perfect levelling: endurance x physical bytes / bytes
-    /// programmed per second (write amplification included).
-    pub perfect_levelling_years: Option<f64>,
-}
-
-/// Lambert's W on its principal branch, W0(x) for x >= -1/e: the w >= -1
-/// with w e^w = x. Halley's iteration from a start near the answer (the
-/// branch-point series near -1/e, log1p elsewhere), to full precision.
-pub fn lambert_w0(x: f64) -> f64 {
-    let e = std::f64::consts::E;
-    assert!(x >= -1.0 / e - 1e-15, "W0 needs x >= -1/e, got {x}");
-    if x <= -1.0 / e {
-        return -1.0;
-    }
-    if x == 0.0 {
-        return 0.0;
-    }
-    let mut w = if x < -0.25 {
-        let p = (2.0 * (e * x + 1.0)).sqrt();
-        -1.0 + p - p * p / 3.0 + 11.0 / 72.0 * p * p * p
-    } else {
-        x.ln_1p()
-    };
-    for _ in 0..50 {
-        let ew = w.exp();
-        let f = w * ew - x;
-        let d = ew * (w + 1.0) - (w + 2.0) * f / (2.0 * w + 2.0);
-        if d == 0.0 {
-            break;
-        }
-        let next = w - f / d;
-        if (next - w).abs() <= 1e-15 * (1.0 + next.abs()) {
-            return next;
-        }
-        w = next;
-    }
-    w
-}
-
-/// Desnoyers' closed form for uniform random single-page writes with
-/// FIFO (his LRU) cleaning and many pages per block: a cleaned block's
-/// valid share X0 solves X0 = exp(-alpha (1 - X0)) with alpha = physical
-/// / logical = 1 / (1 - spare), i.e. X0 = -W0(-alpha e^-alpha) / alpha, and
-/// the write amplification is 1 / (1 - X0) (his Eq. 4).
-pub fn closed_form_wa(spare: f64) -> f64 {
-    lru_wa(1.0 / (1.0 - spare))
-}
-
-fn lru_wa(alpha: f64) -> f64 {
-    let x0 = -lambert_w0(-alpha * (-alpha).exp()) / alpha;
-    1.0 / (1.0 - x0)
-}
-
-/// Desnoyers' approximation for greedy cleaning of blocks of `ppb` pages
-/// under the same traffic (his Eq. 12): FIFO's form at alpha scaled by k =
-/// 1 + 1 / (2 ppb), divided by k. A victim's valid count is spread around
-/// its age's mean; greedy takes the low side, worth about half a page per
-/// block, and the form tends to FIFO's as blocks grow.
-pub fn greedy_closed_form_wa(spare: f64, ppb: u32) -> f64 {
-    let k = 1.0 + 1.0 / (2.0 * ppb as f64);
-    lru_wa(k / (1.0 - spare)) / k
 }
 
 #[cfg(test)]

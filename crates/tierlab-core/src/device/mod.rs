@@ -7,6 +7,8 @@ pub mod area_cost;
 pub mod basis;
 pub mod energy;
 pub mod ftl;
+pub mod ftl_forms;
+pub mod ftl_result;
 pub mod ftl_space;
 pub mod ftl_spec;
 pub mod overload;
