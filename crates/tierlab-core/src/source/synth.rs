@@ -221,12 +221,20 @@ impl Generator {
         })
     }
 
+    /// The next key; a Zipf draw's column instead, its coin kept in
+    /// `coins` and its column asked for, until `next_batch` resolves it.
     #[inline(always)]
     fn next_key(&mut self) -> u64 {
         match self.spec.pattern {
-            Pattern::Zipf { .. } => {
-                self.alias.as_ref().map_or(0, |a| a.sample(&mut self.rng)) as u64 + 1
-            }
+            Pattern::Zipf { .. } => match &self.alias {
+                Some(a) => {
+                    let (i, u) = a.draw(&mut self.rng);
+                    a.prefetch(i);
+                    self.coins.push(u);
+                    i as u64
+                }
+                None => 1,
+            },
             Pattern::Uniform => self.rng.below(self.spec.objects) + 1,
             Pattern::Scan => self.emitted + 1,
             Pattern::Loop => self.emitted % self.spec.objects + 1,
@@ -238,39 +246,7 @@ impl TraceSource for Generator {
     fn next_batch(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
         out.clear();
         let n = (self.spec.requests - self.emitted).min(max as u64);
-        if let (Pattern::Zipf { .. }, Some(a)) = (self.spec.pattern, self.alias.as_ref()) {
-            // The batch's random numbers first, in the order one draw at a
-            // time takes them (so the same trace), each draw's column asked
-            // for as it is drawn; then the keys, their columns by now on
-            // their way or in cache: the table's misses overlap, where one
-            // draw at a time waited for each.
-            let coins = &mut self.coins;
-            coins.clear();
-            for _ in 0..n {
-                let (i, u) = a.draw(&mut self.rng);
-                a.prefetch(i);
-                coins.push(u);
-                let op =
-                    if self.spec.write_ratio > 0.0 && self.rng.next_f64() < self.spec.write_ratio {
-                        Op::Write
-                    } else {
-                        Op::Read
-                    };
-                out.push(Request {
-                    time: self.emitted,
-                    key: i as u64,
-                    size: self.spec.object_size,
-                    op,
-                    pid: 0,
-                    next_access: -1,
-                });
-                self.emitted += 1;
-            }
-            for (r, &u) in out.iter_mut().zip(coins.iter()) {
-                r.key = a.resolve(r.key as usize, u) as u64 + 1;
-            }
-            return Ok(out.len());
-        }
+        self.coins.clear();
         for _ in 0..n {
             let key = self.next_key();
             let op = if self.spec.write_ratio > 0.0 && self.rng.next_f64() < self.spec.write_ratio {
@@ -287,6 +263,16 @@ impl TraceSource for Generator {
                 next_access: -1,
             });
             self.emitted += 1;
+        }
+        // A Zipf batch's random numbers came first, in the order one draw
+        // at a time takes them (so the same trace), each draw's column
+        // asked for as it was drawn; its keys now, the columns on their
+        // way or in cache: the table's misses overlap, where one draw at a
+        // time waited for each.
+        if let (Pattern::Zipf { .. }, Some(a)) = (self.spec.pattern, &self.alias) {
+            for (r, &u) in out.iter_mut().zip(&self.coins) {
+                r.key = a.resolve(r.key as usize, u) as u64 + 1;
+            }
         }
         Ok(out.len())
     }
